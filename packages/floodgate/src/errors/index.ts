@@ -1,0 +1,6 @@
+export {
+  FloodgateError,
+  InvalidArgumentError,
+  ScriptContractError,
+  StoreUnavailableError,
+} from './floodgate_error.js'

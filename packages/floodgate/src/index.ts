@@ -1,0 +1,2 @@
+export * from './errors/index.js'
+export * from './redis/index.js'

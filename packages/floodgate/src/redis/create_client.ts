@@ -1,0 +1,58 @@
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis'
+import type { RedisClient } from './types.js'
+
+/** Options floodgate needs on any client it uses. */
+export interface FloodgateClientOptions {
+  /**
+   * Per-command timeout (ms). A black-holed Redis costs at most this much per call.
+   * @default 50
+   */
+  commandTimeoutMs?: number
+  /**
+   * Timeout (ms) for the TCP connect.
+   * @default 1000
+   */
+  connectTimeoutMs?: number
+}
+
+const defaults = { commandTimeoutMs: 50, connectTimeoutMs: 1000 } satisfies Required<FloodgateClientOptions>
+
+/**
+ * ioredis settings that make an outage fail fast instead of hanging:
+ * no offline queue (a command sent while disconnected fails at once), no
+ * per-request retries, a per-command timeout, and reconnection with capped
+ * backoff (50 ms doubling to 2 s) in the background.
+ */
+export function floodgateRedisOptions(options: FloodgateClientOptions = {}): RedisOptions {
+  const o = { ...defaults, ...options }
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: o.commandTimeoutMs,
+    connectTimeout: o.connectTimeoutMs,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    lazyConnect: false,
+  }
+}
+
+/**
+ * Creates a single-node client from a `redis://` URL, or a cluster client
+ * from a list of `host:port` seeds, with {@link floodgateRedisOptions}.
+ */
+export function createRedisClient(
+  target: string | readonly string[],
+  options: FloodgateClientOptions & { redis?: RedisOptions; cluster?: ClusterOptions } = {},
+): RedisClient {
+  const base = floodgateRedisOptions(options)
+  if (typeof target === 'string') return new Redis(target, { ...base, ...options.redis })
+  const nodes = target.map((seed) => {
+    const [host, port] = seed.split(':')
+    return { host: host ?? '127.0.0.1', port: Number(port ?? 6379) }
+  })
+  return new Cluster(nodes, {
+    enableOfflineQueue: false,
+    redisOptions: { ...base, ...options.redis },
+    clusterRetryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+    ...options.cluster,
+  })
+}

@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+
+/** A free TCP port on 127.0.0.1, chosen by the OS. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/**
+ * A private `redis-server` on its own port that a test may stop, kill and
+ * restart to simulate an outage without touching the shared instance.
+ */
+export class PrivateRedis {
+  readonly port: number
+  readonly dir: string
+  private child: ChildProcess | undefined
+
+  private constructor(port: number) {
+    this.port = port
+    this.dir = mkdtempSync(join(tmpdir(), 'fg-redis-'))
+  }
+
+  static async start(): Promise<PrivateRedis> {
+    const server = new PrivateRedis(await freePort())
+    await server.start()
+    return server
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  /** Starts (or restarts) the server on the same port and waits until it answers PING. */
+  async start(): Promise<void> {
+    this.child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        this.dir,
+      ],
+      { stdio: 'ignore' },
+    )
+    const probe = new Redis(this.port, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    })
+    try {
+      for (let i = 0; i < 100; i++) {
+        try {
+          await probe.connect()
+          await probe.ping()
+          return
+        } catch {
+          probe.disconnect()
+          await sleep(50)
+        }
+      }
+      throw new Error(`redis-server on port ${this.port} did not start`)
+    } finally {
+      probe.disconnect()
+    }
+  }
+
+  /** Kills the server (SIGKILL: no clean shutdown) and waits for the process to exit. */
+  async kill(): Promise<void> {
+    const child = this.child
+    if (!child || child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+    this.child = undefined
+  }
+
+  /** Kills the server and removes its folder. */
+  async destroy(): Promise<void> {
+    await this.kill()
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
