@@ -1,2 +1,3 @@
 export * from './errors/index.js'
 export * from './redis/index.js'
+export * from './lock/index.js'

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import type { KeySpace, RedisClient } from '../redis/index.js'
+import { LockAbortedError, LockTimeoutError } from './errors.js'
+import { type Lease, RedisLease } from './lease.js'
+import { acquireScript } from './scripts.js'
+
+export interface MutexOptions {
+  /** Lock TTL (ms), integer ≥ 1. @default 5000 */
+  ttlMs?: number
+  /** Renew the lock every `ttlMs / 3` while held (the watchdog). @default false */
+  watchdog?: boolean
+  /** First retry delay of `acquire()` (ms). @default 5 */
+  retryBaseMs?: number
+  /** Largest retry delay of `acquire()` (ms). @default 100 */
+  retryMaxMs?: number
+}
+
+export interface AcquireOptions {
+  /** How long to keep trying (ms); 0 means one attempt. @default 2000 */
+  waitMs?: number
+  /** Cancels the wait; `acquire()` then rejects with {@link LockAbortedError}. */
+  signal?: AbortSignal
+}
+
+const defaults = { ttlMs: 5000, watchdog: false, retryBaseMs: 5, retryMaxMs: 100 }
+const DEFAULT_WAIT_MS = 2000
+
+/**
+ * A distributed mutex on one Redis key (SPEC §6), with fencing tokens.
+ *
+ * - Acquire: `SET key token NX PX ttl` and `INCR fence` in one Lua step
+ *   (`acquire-2.lua`); the token is 128 random bits.
+ * - Release: Lua compare-and-delete; extend: Lua compare-and-PEXPIRE that never
+ *   re-creates the key, so a late renewal cannot steal a lock.
+ * - Fencing token: the fence key is an INCR counter that never expires (one
+ *   small integer per lock name), so tokens stay strictly increasing for the
+ *   life of the Redis dataset. If Redis loses its data (restart without
+ *   persistence, failover to a lagging replica) the counter restarts: a
+ *   resource that checks fencing tokens must then be told (e.g. by an epoch).
+ * - Safety is the single-instance Redis lock's: it holds while the holder's
+ *   pauses stay under the TTL; the fencing token covers the rest.
+ */
+export class Mutex {
+  readonly keys: { readonly lock: string; readonly fence: string }
+  private readonly redis: RedisClient
+  private readonly options: Required<MutexOptions>
+
+  /**
+   * @param keys `lock` and `fence` must share a hash tag (e.g.
+   *   `keySpace.tagged('lock', name)` and `keySpace.tagged('lock', name, 'fence')`).
+   * @throws {InvalidArgumentError} on a bad option or keys without a common hash tag.
+   */
+  constructor(redis: RedisClient, keys: { lock: string; fence: string }, options: MutexOptions = {}) {
+    this.redis = redis
+    this.keys = { lock: keys.lock, fence: keys.fence }
+    this.options = { ...defaults, ...stripUndefined(options) }
+    validate(this.options)
+    if (hashTag(keys.lock) !== hashTag(keys.fence))
+      throw new InvalidArgumentError('keys', 'lock and fence keys must share one hash tag')
+  }
+
+  /** A Mutex on `keySpace.tagged('lock', name)` with fence `keySpace.tagged('lock', name, 'fence')`. */
+  static named(redis: RedisClient, keySpace: KeySpace, name: string, options?: MutexOptions): Mutex {
+    const lock = keySpace.tagged('lock', name)
+    return new Mutex(redis, { lock, fence: keySpace.tagged('lock', name, 'fence') }, options)
+  }
+
+  /**
+   * One attempt, one round trip. Resolves null when someone else holds the lock.
+   * If the reply is lost (a timeout after the server ran the script) the lock
+   * stays taken until its TTL passes.
+   * @throws {StoreUnavailableError} on a Redis error or timeout.
+   */
+  async tryAcquire(): Promise<Lease | null> {
+    const token = randomBytes(16).toString('hex')
+    const sentAt = Date.now()
+    const reply = await acquireScript.run(
+      this.redis,
+      [this.keys.lock, this.keys.fence],
+      [token, this.options.ttlMs],
+    )
+    if (reply === null) return null
+    if (typeof reply !== 'number') throw new ScriptContractError(acquireScript.name, reply)
+    return new RedisLease({
+      redis: this.redis,
+      lockKey: this.keys.lock,
+      token,
+      fencingToken: reply,
+      ttlMs: this.options.ttlMs,
+      sentAt,
+      watchdog: this.options.watchdog,
+    })
+  }
+
+  /**
+   * Tries until it gets the lock or `waitMs` passes. Between attempts it sleeps
+   * with capped exponential backoff and full jitter (a uniform draw in
+   * [0, min(retryMaxMs, retryBaseMs·2^attempt)]; "Exponential Backoff And
+   * Jitter", AWS Architecture Blog, 2015), never past the deadline; one last
+   * attempt is made at the deadline.
+   * @throws {LockTimeoutError} (`FLOODGATE_LOCK_TIMEOUT`) when `waitMs` passes.
+   * @throws {LockAbortedError} (`FLOODGATE_LOCK_ABORTED`) when `signal` aborts.
+   * @throws {StoreUnavailableError} at once on a Redis error (no retry on errors).
+   */
+  async acquire(options: AcquireOptions = {}): Promise<Lease> {
+    const waitMs = options.waitMs ?? DEFAULT_WAIT_MS
+    if (!Number.isFinite(waitMs) || waitMs < 0)
+      throw new InvalidArgumentError('waitMs', 'must be a finite number ≥ 0')
+    const { signal } = options
+    const started = Date.now()
+    const deadline = started + waitMs
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw new LockAbortedError(this.keys.lock, signal.reason)
+      const lease = await this.tryAcquire()
+      if (lease) return lease
+      const left = deadline - Date.now()
+      if (left <= 0) throw new LockTimeoutError(this.keys.lock, Date.now() - started)
+      const cap = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.min(attempt, 20))
+      const delay = Math.min(left, Math.random() * cap)
+      try {
+        await sleep(delay, undefined, signal ? { signal } : undefined)
+      } catch {
+        throw new LockAbortedError(this.keys.lock, signal?.reason)
+      }
+    }
+  }
+}
+
+function validate(o: Required<MutexOptions>): void {
+  if (!Number.isInteger(o.ttlMs) || o.ttlMs < 1)
+    throw new InvalidArgumentError('ttlMs', 'must be an integer ≥ 1')
+  if (!Number.isFinite(o.retryBaseMs) || o.retryBaseMs <= 0)
+    throw new InvalidArgumentError('retryBaseMs', 'must be a finite number > 0')
+  if (!Number.isFinite(o.retryMaxMs) || o.retryMaxMs < o.retryBaseMs)
+    throw new InvalidArgumentError('retryMaxMs', 'must be a finite number ≥ retryBaseMs')
+}
+
+function stripUndefined<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+/** The hash tag Redis Cluster hashes (the first non-empty `{...}`), or the whole key. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{')
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1)
+    if (close > open + 1) return key.slice(open + 1, close)
+  }
+  return key
+}
