@@ -1,0 +1,19 @@
+export type { RateLimitFallback } from './fallback.js'
+export { type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js'
+export {
+  createMemoryRateLimiter,
+  type MemoryRateLimiter,
+  type MemoryRateLimiterOptions,
+} from './memory/memory_rate_limiter.js'
+export type { PolicyOptions } from './policy.js'
+export { createRateLimiter, type RateLimiterOptions } from './redis_rate_limiter.js'
+export { RATE_LIMIT_AREA, rateLimitKeys } from './redis_scripts.js'
+export type {
+  LimitOptions,
+  MemoryRateLimitAlgorithm,
+  RateLimitAlgorithm,
+  RateLimiter,
+  RateLimitPolicy,
+  RateLimitResult,
+  RateLimitSource,
+} from './types.js'
