@@ -1,0 +1,103 @@
+import swagger from '@fastify/swagger'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { RedisClient } from 'floodgate'
+import type { Kysely } from 'kysely'
+import { createTokenService } from './auth/tokens.js'
+import type { Database } from './db/types.js'
+import { registerAuth } from './http/auth.js'
+import type { RouteDeps } from './http/deps.js'
+import { registerMetrics } from './http/metrics.js'
+import { registerProblemHandler } from './http/problem_handler.js'
+import { Problem, Video } from './http/schemas.js'
+import { authRoutes } from './routes/auth.js'
+import { feedRoutes } from './routes/feed.js'
+import { healthRoutes } from './routes/health.js'
+import { userRoutes } from './routes/users.js'
+import { videoRoutes } from './routes/videos.js'
+import { UserRepository } from './users/repository.js'
+import { SqlVideoReader, type VideoReader } from './videos/reader.js'
+import { VideoWriter } from './videos/writer.js'
+
+export interface AppOptions {
+  /** An open database (migrated). The app does not close it. */
+  db: Kysely<Database>
+  /** An open Redis client. The app does not close it. */
+  redis: RedisClient
+  /** HS256 secret for bearer tokens. */
+  jwtSecret: string
+  /** Token lifetime (s). @default 3600 */
+  jwtTtlS?: number
+  /** @default 65536 (bytes) */
+  bodyLimitBytes?: number
+  /** @default 10000 (ms) */
+  requestTimeoutMs?: number
+  /** @default 10000 (ms) */
+  connectionTimeoutMs?: number
+  /** @default 72000 (ms) */
+  keepAliveTimeoutMs?: number
+  /** pino options or `false`. @default false */
+  logger?: FastifyServerOptions['logger']
+  /** Wraps the SQL reader: the seam for the cache issue. @default identity */
+  wrapReader?: (reader: VideoReader) => VideoReader
+}
+
+/** Builds the video-api Fastify instance on already-open dependencies (tests inject their own). */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimitBytes ?? 65_536,
+    requestTimeout: options.requestTimeoutMs ?? 10_000,
+    connectionTimeout: options.connectionTimeoutMs ?? 10_000,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, allErrors: false } },
+  })
+  const tokens = createTokenService(options.jwtSecret, options.jwtTtlS ?? 3600)
+  const videoWriter = new VideoWriter(options.db, (error) =>
+    app.log.error({ err: error }, 'onVideoChanged hook failed'),
+  )
+  const reader = new SqlVideoReader(options.db)
+  const deps: RouteDeps = {
+    db: options.db,
+    redis: options.redis,
+    tokens,
+    users: new UserRepository(options.db),
+    videos: options.wrapReader ? options.wrapReader(reader) : reader,
+    videoWriter,
+  }
+  app.decorate('deps', deps)
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'video-api',
+        version: '0.1.0',
+        description: 'Reference short-video service built on floodgate.',
+      },
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      },
+    },
+  })
+  app.addSchema(Problem)
+  app.addSchema(Video)
+  registerProblemHandler(app)
+  registerAuth(app, tokens)
+  registerMetrics(app)
+  healthRoutes(app, deps)
+  authRoutes(app, deps)
+  videoRoutes(app, deps)
+  userRoutes(app, deps)
+  feedRoutes(app, deps)
+  app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
+  await app.ready()
+  return app
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Repositories and services the routes use (the cache and counters issues hook in here). */
+    deps: RouteDeps
+  }
+}

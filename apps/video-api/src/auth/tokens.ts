@@ -1,0 +1,29 @@
+import { createSigner, createVerifier } from 'fast-jwt'
+
+export interface TokenService {
+  /** A signed HS256 bearer token for user `userId` (a string of digits), valid `ttlS` seconds. */
+  issue(userId: string): string
+  /** The user id in a valid token, or `undefined` for a missing, expired, tampered or wrong-algorithm one. */
+  verify(token: string): string | undefined
+  ttlS: number
+}
+
+/** JWT (RFC 7519) with HS256 only: tokens signed with any other algorithm (including `none`) are refused. */
+export function createTokenService(secret: string, ttlS: number): TokenService {
+  const sign = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlS * 1000, iss: 'video-api' })
+  const check = createVerifier({ key: secret, algorithms: ['HS256'], allowedIss: 'video-api', cache: 1000 })
+  return {
+    ttlS,
+    issue: (userId) => sign({ sub: userId }),
+    verify(token) {
+      try {
+        const payload = check(token) as { sub?: unknown }
+        return typeof payload.sub === 'string' && /^[1-9][0-9]{0,18}$/.test(payload.sub)
+          ? payload.sub
+          : undefined
+      } catch {
+        return undefined
+      }
+    },
+  }
+}

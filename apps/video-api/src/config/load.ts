@@ -1,0 +1,166 @@
+import { readFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse as parseToml } from 'smol-toml'
+import { ConfigError } from './config_error.js'
+import { type FieldKind, type FieldName, type FieldSpec, fields } from './fields.js'
+
+/** The validated configuration. Units are in the names. */
+export interface Config {
+  port: number
+  host: string
+  databaseUrl: string | undefined
+  dbSchema: string | undefined
+  dbPoolMax: number
+  /** Absolute path. */
+  dataDir: string
+  redisUrl: string | undefined
+  redisPrefix: string
+  redisCommandTimeoutMs: number
+  jwtSecret: string | undefined
+  jwtTtlS: number
+  logLevel: string
+  bodyLimitBytes: number
+  requestTimeoutMs: number
+  connectionTimeoutMs: number
+  keepAliveTimeoutMs: number
+  shutdownTimeoutMs: number
+  seedOnEmpty: boolean
+  seedUsers: number
+  seedVideos: number
+}
+
+/** The repository root (`apps/video-api/src/config` → four levels up); the default data folder is `<root>/data`. */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv
+  /** Command-line arguments; `--config <file>` names a TOML file (as does env `CONFIG_FILE`). */
+  argv?: readonly string[]
+}
+
+/**
+ * Reads the configuration: environment variables win over the TOML file
+ * (`CONFIG_FILE` or `--config`), which wins over the defaults.
+ * @throws {ConfigError} naming the first invalid field, e.g. `PORT: must be an integer 0-65535, got "abc"`.
+ */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env
+  const file = configFileFrom(env, options.argv ?? [])
+  const toml = file === undefined ? {} : readToml(file)
+  const raw = (name: FieldName): unknown => {
+    const spec: FieldSpec = fields[name]
+    const fromEnv = env[spec.env]
+    if (fromEnv !== undefined && fromEnv !== '') return fromEnv
+    if (spec.toml in toml) return toml[spec.toml]
+    return spec.default
+  }
+  for (const key of Object.keys(toml)) {
+    if (!Object.values(fields).some((f) => f.toml === key)) {
+      throw new ConfigError(`${file}: ${key}`, 'unknown option')
+    }
+  }
+  const out: Record<string, unknown> = {}
+  for (const name of Object.keys(fields) as FieldName[]) {
+    const spec: FieldSpec = fields[name]
+    const value = raw(name)
+    out[name] = value === undefined ? undefined : coerce(spec.env, spec.type, value)
+  }
+  const config = out as unknown as Config
+  // Default: <repo>/data whatever the cwd. A relative DATA_DIR is taken against the directory the
+  // user ran the command in (INIT_CWD under npm, which runs workspace scripts in apps/video-api).
+  const dataDir = out.dataDir as string | undefined
+  config.dataDir =
+    dataDir === undefined ? resolve(repoRoot, 'data') : resolve(env.INIT_CWD ?? process.cwd(), dataDir)
+  if (config.jwtSecret !== undefined && config.jwtSecret.length < 32) {
+    throw new ConfigError('JWT_SECRET', `must be at least 32 characters, got ${config.jwtSecret.length}`)
+  }
+  if (config.dbSchema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(config.dbSchema)) {
+    throw new ConfigError(
+      'DB_SCHEMA',
+      `must match [a-z_][a-z0-9_]{0,62}, got ${JSON.stringify(config.dbSchema)}`,
+    )
+  }
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(config.redisPrefix)) {
+    throw new ConfigError(
+      'REDIS_PREFIX',
+      `must be 1-64 of [A-Za-z0-9_.-], got ${JSON.stringify(config.redisPrefix)}`,
+    )
+  }
+  return config
+}
+
+function configFileFrom(env: NodeJS.ProcessEnv, argv: readonly string[]): string | undefined {
+  const at = argv.indexOf('--config')
+  if (at >= 0) {
+    const file = argv[at + 1]
+    if (file === undefined) throw new ConfigError('--config', 'needs a file path')
+    return resolve(file)
+  }
+  return env.CONFIG_FILE ? resolve(env.CONFIG_FILE) : undefined
+}
+
+function readToml(file: string): Record<string, unknown> {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ConfigError('CONFIG_FILE', `cannot read ${file}: ${(error as Error).message}`, { cause: error })
+  }
+  try {
+    return parseToml(text) as Record<string, unknown>
+  } catch (error) {
+    throw new ConfigError('CONFIG_FILE', `${file} is not valid TOML: ${(error as Error).message}`, {
+      cause: error,
+    })
+  }
+}
+
+function coerce(field: string, type: FieldKind, value: unknown): unknown {
+  const shown = JSON.stringify(value)
+  switch (type.kind) {
+    case 'int': {
+      const n =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && /^-?\d+$/.test(value)
+            ? Number(value)
+            : Number.NaN
+      if (!Number.isSafeInteger(n) || n < type.min || n > type.max) {
+        throw new ConfigError(field, `must be an integer ${type.min}-${type.max}, got ${shown}`)
+      }
+      return n
+    }
+    case 'bool': {
+      if (typeof value === 'boolean') return value
+      if (value === 'true' || value === '1') return true
+      if (value === 'false' || value === '0') return false
+      throw new ConfigError(field, `must be true or false, got ${shown}`)
+    }
+    case 'enum': {
+      if (typeof value === 'string' && type.values.includes(value)) return value
+      throw new ConfigError(field, `must be one of ${type.values.join(', ')}, got ${shown}`)
+    }
+    case 'url': {
+      if (typeof value !== 'string') throw new ConfigError(field, `must be a URL string, got ${shown}`)
+      let url: URL
+      try {
+        url = new URL(value)
+      } catch {
+        throw new ConfigError(field, `must be a URL (${type.protocols.join(' or ')}//...), got ${shown}`)
+      }
+      if (!type.protocols.includes(url.protocol)) {
+        throw new ConfigError(
+          field,
+          `must use ${type.protocols.join(' or ')}, got ${JSON.stringify(url.protocol)}`,
+        )
+      }
+      return value
+    }
+    case 'string': {
+      if (typeof value !== 'string') throw new ConfigError(field, `must be a string, got ${shown}`)
+      if (value.length === 0 && !type.allowEmpty) throw new ConfigError(field, 'must not be empty')
+      return value
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresDialect } from 'kysely'
+import { PGliteDialect } from 'kysely-pglite-dialect'
+import pg from 'pg'
+import type { Database } from './types.js'
+
+export interface DatabaseHandle {
+  db: Kysely<Database>
+  /** `pg` for a PostgreSQL server, `pglite` for the embedded one. */
+  kind: 'pg' | 'pglite'
+  /** Closes the pool (or the embedded database). */
+  close(): Promise<void>
+}
+
+export interface PgOptions {
+  url: string
+  /** Schema to create (if missing) and put first on `search_path`. */
+  schema?: string | undefined
+  /** @default 10 */
+  poolMax?: number
+}
+
+/** A Kysely over a `pg` pool. With `schema`, every pooled connection gets `search_path=<schema>`. */
+export async function openPostgres(options: PgOptions): Promise<DatabaseHandle> {
+  const base = { connectionString: options.url }
+  if (options.schema !== undefined) await ensureSchema(options.url, options.schema)
+  const pool = new pg.Pool({
+    ...base,
+    max: options.poolMax ?? 10,
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
+  })
+  // An idle client losing its server must not crash the process; the next query reports the error.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return { db, kind: 'pg', close: () => db.destroy() }
+}
+
+async function ensureSchema(url: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(`create schema if not exists "${schema}"`)
+  } catch (error) {
+    // Two instances creating the same schema at once: one gets a unique violation; the schema exists.
+    if (!['23505', '42P06'].includes((error as { code?: string }).code ?? '')) throw error
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * The embedded PostgreSQL (PGlite). `dir` undefined = in memory. A PGlite data
+ * folder belongs to one process: start several instances only with a server.
+ */
+export async function openPglite(dir?: string): Promise<DatabaseHandle> {
+  let client: PGlite
+  if (dir === undefined) client = new PGlite()
+  else {
+    mkdirSync(dir, { recursive: true })
+    client = new PGlite(dir)
+  }
+  await client.waitReady
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(client) })
+  return {
+    db,
+    kind: 'pglite',
+    async close() {
+      await db.destroy()
+      if (!client.closed) await client.close()
+    },
+  }
+}
+
+/** `DATABASE_URL` set → PostgreSQL server; else PGlite in `<dataDir>/pglite`. */
+export function openDatabase(config: {
+  databaseUrl: string | undefined
+  dbSchema: string | undefined
+  dbPoolMax: number
+  dataDir: string
+}): Promise<DatabaseHandle> {
+  if (config.databaseUrl !== undefined) {
+    return openPostgres({ url: config.databaseUrl, schema: config.dbSchema, poolMax: config.dbPoolMax })
+  }
+  return openPglite(join(config.dataDir, 'pglite'))
+}

@@ -1,0 +1,32 @@
+import { FloodgateError } from 'floodgate'
+
+/** Stable problem codes of the HTTP API, with their status. */
+export const problemStatus = {
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const
+
+export type ProblemCode = keyof typeof problemStatus
+
+/** An error the API answers with as `application/problem+json` (RFC 9457) carrying `code`. */
+export class ApiError extends FloodgateError {
+  readonly status: number
+
+  constructor(code: ProblemCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options)
+    this.status = problemStatus[code]
+  }
+}
+
+export const notFound = (what = 'video') => new ApiError('NOT_FOUND', `${what} not found`)
+export const unauthorized = (detail = 'a valid bearer token is required') =>
+  new ApiError('UNAUTHORIZED', detail)
+export const forbidden = (detail: string) => new ApiError('FORBIDDEN', detail)

@@ -1,0 +1,17 @@
+import type { RedisClient } from 'floodgate'
+import type { Kysely } from 'kysely'
+import type { TokenService } from '../auth/tokens.js'
+import type { Database } from '../db/types.js'
+import type { UserRepository } from '../users/repository.js'
+import type { VideoReader } from '../videos/reader.js'
+import type { VideoWriter } from '../videos/writer.js'
+
+/** What the routes need; built once in `buildApp`. */
+export interface RouteDeps {
+  db: Kysely<Database>
+  redis: RedisClient
+  tokens: TokenService
+  users: UserRepository
+  videos: VideoReader
+  videoWriter: VideoWriter
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify'
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+
+/**
+ * Prometheus metrics on `GET /metrics`: prom-client's default process
+ * metrics and `http_request_duration_seconds` (s) by method, route template
+ * and status. One registry per app, so several apps can live in one process.
+ */
+export function registerMetrics(app: FastifyInstance): Registry {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency (s) by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  })
+  app.addHook('onResponse', async (request, reply) => {
+    duration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    )
+  })
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(registry.contentType)
+    return registry.metrics()
+  })
+  return registry
+}

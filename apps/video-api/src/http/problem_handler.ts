@@ -1,0 +1,75 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, type ProblemCode, problemStatus } from './api_error.js'
+
+const statusCodes: Record<number, ProblemCode> = {
+  400: 'VALIDATION_FAILED',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  503: 'UNAVAILABLE',
+}
+
+/** Maps any thrown error to a problem code, status and a detail safe to show. */
+export function classify(error: unknown): { code: ProblemCode; status: number; detail: string } {
+  if (error instanceof ApiError)
+    return { code: error.code as ProblemCode, status: error.status, detail: error.message }
+  const e = error as Partial<FastifyError> & { message?: string }
+  if (e.validation) return { code: 'VALIDATION_FAILED', status: 400, detail: e.message ?? 'invalid input' }
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'PAYLOAD_TOO_LARGE', status: 413, detail: 'request body is larger than the limit' }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { code: 'UNSUPPORTED_MEDIA_TYPE', status: 415, detail: 'body must be application/json' }
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return {
+        code: 'INVALID_JSON',
+        status: 400,
+        detail: 'body is empty but content-type is application/json',
+      }
+  }
+  if (error instanceof SyntaxError && e.statusCode === 400) {
+    return { code: 'INVALID_JSON', status: 400, detail: `body is not valid JSON: ${e.message}` }
+  }
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500
+  if (status >= 400 && status < 500) {
+    return { code: statusCodes[status] ?? 'VALIDATION_FAILED', status, detail: e.message ?? 'bad request' }
+  }
+  return { code: 'INTERNAL', status: problemStatus.INTERNAL, detail: 'internal error' }
+}
+
+export function sendProblem(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  problem: { code: string; status: number; detail: string },
+) {
+  return reply
+    .code(problem.status)
+    .type('application/problem+json')
+    .send({
+      type: `urn:video-api:problem:${problem.code.toLowerCase()}`,
+      title: problem.code.replaceAll('_', ' ').toLowerCase(),
+      status: problem.status,
+      code: problem.code,
+      detail: problem.detail,
+      instance: request.url,
+    })
+}
+
+/** Every 4xx/5xx leaves as `application/problem+json` with a stable `code`. 5xx are logged with the error. */
+export function registerProblemHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const problem = classify(error)
+    if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
+    return sendProblem(reply, request, problem)
+  })
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, request, {
+      code: 'NOT_FOUND',
+      status: 404,
+      detail: `no route ${request.method} ${request.url.split('?')[0]}`,
+    }),
+  )
+}

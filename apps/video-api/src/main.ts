@@ -1,0 +1,91 @@
+import pino from 'pino'
+import { buildApp } from './app.js'
+import { resolveJwtSecret } from './auth/secret.js'
+import { type Config, ConfigError, loadConfig } from './config/index.js'
+import { openDatabase } from './db/connect.js'
+import { prepareDatabase } from './db/prepare.js'
+import { connectRedis } from './redis/connect.js'
+
+/**
+ * Entry point: config → Redis (local server if needed) → database →
+ * migrations and first-start seed under advisory locks → listen. SIGINT or
+ * SIGTERM drains in-flight requests (bounded by SHUTDOWN_TIMEOUT_MS), then
+ * closes the pool, Redis and any local redis-server.
+ */
+async function main(): Promise<void> {
+  let config: Config
+  try {
+    config = loadConfig({ argv: process.argv.slice(2) })
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`video-api: invalid configuration: ${error.message}\n`)
+      process.exit(78)
+    }
+    throw error
+  }
+  const log = pino({ level: config.logLevel })
+  let redis: Awaited<ReturnType<typeof connectRedis>>
+  try {
+    redis = await connectRedis(config)
+  } catch (error) {
+    log.fatal((error as Error).message)
+    process.exit(69)
+  }
+  if (redis.local)
+    log.info({ url: redis.local.url, dir: `${config.dataDir}/redis` }, 'started a local redis-server')
+  const database = await openDatabase(config)
+  log.info(
+    { kind: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined },
+    'database open',
+  )
+  const closeAll = async () => {
+    await database.close().catch((error: unknown) => log.error({ err: error }, 'closing database failed'))
+    await redis.close().catch((error: unknown) => log.error({ err: error }, 'closing redis failed'))
+  }
+  try {
+    const { migrations, seeded } = await prepareDatabase(database.db, config)
+    if (migrations.length > 0) log.info({ migrations }, 'migrations applied')
+    if (seeded) log.info(seeded, 'seeded the demo catalog')
+  } catch (error) {
+    log.fatal({ err: error }, 'database preparation failed')
+    await closeAll()
+    process.exit(1)
+  }
+  const app = await buildApp({
+    db: database.db,
+    redis: redis.client,
+    jwtSecret: resolveJwtSecret(config.jwtSecret, config.dataDir),
+    jwtTtlS: config.jwtTtlS,
+    bodyLimitBytes: config.bodyLimitBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
+    connectionTimeoutMs: config.connectionTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    logger: { level: config.logLevel },
+  })
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    app.log.info({ signal }, 'shutting down')
+    const force = setTimeout(() => {
+      app.log.error('shutdown timed out; exiting')
+      process.exit(1)
+    }, config.shutdownTimeoutMs)
+    force.unref()
+    await app.close()
+    await closeAll()
+    app.log.info('stopped')
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+  try {
+    await app.listen({ port: config.port, host: config.host })
+  } catch (error) {
+    app.log.fatal({ err: error }, 'listen failed')
+    await closeAll()
+    process.exit(1)
+  }
+}
+
+await main()

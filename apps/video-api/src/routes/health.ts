@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import { Type } from 'typebox'
+import type { RouteDeps } from '../http/deps.js'
+
+const Check = Type.Object({ status: Type.String(), db: Type.String(), redis: Type.String() })
+
+async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<string> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([
+      check(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs)
+      }),
+    ])
+    return 'ok'
+  } catch (error) {
+    return `down: ${(error as Error).message}`
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** `GET /healthz` (process up) and `GET /readyz` (DB and Redis answer within 1 s each). */
+export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  app.get(
+    '/healthz',
+    { schema: { response: { 200: Type.Object({ status: Type.String() }) } } },
+    async () => ({
+      status: 'ok',
+    }),
+  )
+  app.get('/readyz', { schema: { response: { 200: Check, 503: Check } } }, async (_request, reply) => {
+    const [db, redis] = await Promise.all([
+      probe(() => sql`select 1`.execute(deps.db), 1000),
+      probe(() => deps.redis.ping(), 1000),
+    ])
+    const ok = db === 'ok' && redis === 'ok'
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', db, redis })
+  })
+}

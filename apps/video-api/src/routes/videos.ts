@@ -1,0 +1,115 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { forbidden, notFound } from '../http/api_error.js'
+import { requireUser } from '../http/auth.js'
+import type { RouteDeps } from '../http/deps.js'
+import {
+  checkIdRange,
+  errorResponses,
+  HttpUrl,
+  IdParams,
+  Status,
+  VideoRef,
+  Visibility,
+} from '../http/schemas.js'
+import { visibleTo } from '../videos/model.js'
+
+const Title = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })
+const Description = Type.String({ maxLength: 5000 })
+
+const CreateBody = Type.Object(
+  {
+    title: Title,
+    description: Type.Optional(Description),
+    coverUrl: HttpUrl,
+    playUrl: HttpUrl,
+    visibility: Type.Optional(Visibility),
+    status: Type.Optional(Status),
+  },
+  { additionalProperties: false },
+)
+
+const PatchBody = Type.Object(
+  {
+    title: Type.Optional(Title),
+    description: Type.Optional(Description),
+    coverUrl: Type.Optional(HttpUrl),
+    playUrl: Type.Optional(HttpUrl),
+    visibility: Type.Optional(Visibility),
+    status: Type.Optional(Status),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+
+const auth = [{ bearerAuth: [] }]
+
+/**
+ * `POST /videos`, `GET /videos/:id`, `PATCH /videos/:id`, `DELETE /videos/:id`.
+ * A private, draft or deleted video is a 404 for anyone but its owner (no existence leak);
+ * changing someone else's visible video is a 403.
+ */
+export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const r = app.withTypeProvider<TypeBoxTypeProvider>()
+
+  r.post(
+    '/videos',
+    { schema: { security: auth, body: CreateBody, response: { 201: VideoRef, ...errorResponses } } },
+    async (request, reply) => {
+      const userId = requireUser(request)
+      const video = await deps.videoWriter.create(userId, request.body)
+      return reply.code(201).header('location', `/videos/${video.id}`).send(video)
+    },
+  )
+
+  r.get(
+    '/videos/:id',
+    { schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } } },
+    async (request) => {
+      const id = checkIdRange(request.params.id, 'params/id')
+      const video = await deps.videos.getById(id)
+      if (!video || !visibleTo(video, request.userId)) throw notFound()
+      return video
+    },
+  )
+
+  /** Loads a live video for a change by `userId`: 404 if not visible to them, 403 if visible but not theirs. */
+  const owned = async (id: string, userId: string) => {
+    const video = await deps.videos.getById(id)
+    if (!video || !visibleTo(video, userId)) throw notFound()
+    if (video.authorId !== userId) throw forbidden('only the owner may change this video')
+    return video
+  }
+
+  r.patch(
+    '/videos/:id',
+    {
+      schema: {
+        security: auth,
+        params: IdParams,
+        body: PatchBody,
+        response: { 200: VideoRef, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const userId = requireUser(request)
+      const id = checkIdRange(request.params.id, 'params/id')
+      await owned(id, userId)
+      const video = await deps.videoWriter.update(id, userId, request.body)
+      if (!video) throw notFound()
+      return video
+    },
+  )
+
+  r.delete(
+    '/videos/:id',
+    { schema: { security: auth, params: IdParams, response: { 204: Type.Null(), ...errorResponses } } },
+    async (request, reply) => {
+      const userId = requireUser(request)
+      const id = checkIdRange(request.params.id, 'params/id')
+      await owned(id, userId)
+      if (!(await deps.videoWriter.softDelete(id, userId))) throw notFound()
+      return reply.code(204).send(null)
+    },
+  )
+}
