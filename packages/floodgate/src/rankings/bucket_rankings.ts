@@ -1,0 +1,104 @@
+import { InvalidArgumentError } from '../errors/index.js'
+import { InteractionKeys } from '../interactions/keys.js'
+import type { RedisClient } from '../redis/index.js'
+import { readAllTimeTops } from './all_time.js'
+import { mergeTops } from './merge.js'
+import { assertCommon, assertIntegerIn, assertQuery, type ResolvedWindow, resolveWindows } from './options.js'
+import type { RankedVideo, Rankings, TopQuery, WindowSpec } from './types.js'
+import { WindowCache, type WindowCacheStats } from './window_cache.js'
+
+/** Options of {@link createRankings}. */
+export interface RankingsOptions {
+  /** Single-node or cluster client. */
+  redis: RedisClient
+  /** Key prefix (the service's REDIS_PREFIX, e.g. `va`). */
+  prefix: string
+  /**
+   * Number of partitions videos are spread over (`videoId mod partitions`); must match the write path.
+   * @default 16
+   */
+  partitions?: number
+  /**
+   * Entries kept per partition in the all-time ZSETs and cached window results; `limit` may not exceed it.
+   * @default 1000
+   */
+  topK?: number
+  /**
+   * Trending windows by name (`all` is reserved for all-time).
+   * @default { '1h': { windowMs: 3600000, halfLifeMs: 900000 }, '24h': { windowMs: 86400000, halfLifeMs: 21600000 } }
+   */
+  windows?: Record<string, WindowSpec>
+  /**
+   * How long a merged window result is fresh (ms); also the recompute lock TTL.
+   * @default 5000
+   */
+  cacheTtlMs?: number
+  /**
+   * How long a merged result is kept (ms) so readers can serve it while it is recomputed.
+   * @default 60000
+   */
+  staleTtlMs?: number
+  /**
+   * How long a reader with no cached result waits for the recomputer (ms) before computing privately.
+   * @default 500
+   */
+  waitMs?: number
+}
+
+/**
+ * Hot rankings on Redis (SPEC §5), bucket design:
+ * - all-time: per-partition ZSETs of counts trimmed to top K by the write path; a query
+ *   reads every partition's top in one pipeline and merges client-side;
+ * - trending: per-minute bucket ZSETs (TTL 24 h + margin) merged per partition
+ *   with exponential time-decay weights `2^(−age/halfLife)` by `ZUNIONSTORE … WEIGHTS`
+ *   into a short-lived cached result that one instance at a time recomputes (see {@link WindowCache}).
+ * Ties: score descending, then higher (newer) video id first.
+ */
+export class BucketRankings implements Rankings {
+  readonly keys: InteractionKeys
+  readonly topK: number
+  private readonly windows: Map<string, ResolvedWindow>
+  private readonly cache: WindowCache
+
+  constructor(private readonly options: RankingsOptions) {
+    const partitions = options.partitions ?? 16
+    this.topK = options.topK ?? 1000
+    assertCommon(partitions, this.topK)
+    const cacheTtlMs = assertIntegerIn('cacheTtlMs', options.cacheTtlMs ?? 5000, 1, 3_600_000)
+    const staleTtlMs = assertIntegerIn('staleTtlMs', options.staleTtlMs ?? 60_000, cacheTtlMs, 86_400_000)
+    const waitMs = assertIntegerIn('waitMs', options.waitMs ?? 500, 0, 60_000)
+    this.keys = new InteractionKeys(options.prefix, partitions)
+    this.windows = resolveWindows(options.windows)
+    this.cache = new WindowCache(options.redis, this.keys, {
+      topK: this.topK,
+      cacheTtlMs,
+      staleTtlMs,
+      waitMs,
+    })
+  }
+
+  /** Names of the configured trending windows, plus `all`. */
+  get windowNames(): string[] {
+    return ['all', ...this.windows.keys()]
+  }
+
+  /** What the window cache did in this process. */
+  get stats(): Readonly<WindowCacheStats> {
+    return this.cache.stats
+  }
+
+  async top(query: TopQuery): Promise<RankedVideo[]> {
+    const metric = assertQuery(query, this.topK)
+    if (query.window === 'all') {
+      return mergeTops(await readAllTimeTops(this.options.redis, this.keys, metric, query.limit), query.limit)
+    }
+    const window = this.windows.get(query.window)
+    if (!window) throw new InvalidArgumentError('window', `must be one of ${this.windowNames.join(', ')}`)
+    return mergeTops(await this.cache.tops(metric, window, query.limit), query.limit)
+  }
+}
+
+/** Creates the bucket-design {@link BucketRankings}. @throws {InvalidArgumentError} for invalid options. */
+export function createRankings(options: RankingsOptions): BucketRankings {
+  return new BucketRankings(options)
+}

@@ -1,0 +1,42 @@
+import { InvalidArgumentError } from '../errors/index.js'
+import { assertFiniteScore } from './finite.js'
+
+/**
+ * ZUNIONSTORE weights for per-minute buckets: the bucket aged `a` minutes
+ * (a = 0 for the current minute) gets `2^(−a / halfLifeMinutes)`, i.e.
+ * exponential decay with the given half-life (Newton's law of cooling, as in
+ * the "hacker news"/Reddit-style trending scores; here applied per bucket).
+ * Returns `windowMinutes` weights, index = age in minutes. All are finite and in (0, 1].
+ * @throws {InvalidArgumentError} when `windowMinutes` is not a positive integer or `halfLifeMinutes` is not finite and > 0.
+ */
+export function bucketWeights(windowMinutes: number, halfLifeMinutes: number): number[] {
+  if (!Number.isInteger(windowMinutes) || windowMinutes < 1)
+    throw new InvalidArgumentError('windowMinutes', 'must be a positive integer')
+  if (!Number.isFinite(halfLifeMinutes) || halfLifeMinutes <= 0)
+    throw new InvalidArgumentError('halfLifeMinutes', 'must be a finite number > 0')
+  const weights: number[] = []
+  for (let age = 0; age < windowMinutes; age++) {
+    weights.push(assertFiniteScore(2 ** (-age / halfLifeMinutes), 'weight'))
+  }
+  return weights
+}
+
+/**
+ * `log(e^a + e^b)` without overflow: `max + log1p(e^(min − max))`.
+ * The update rule of the log-space decayed score (one ZADD per event).
+ * @throws {InvalidArgumentError} when an input is not finite.
+ */
+export function logAddExp(a: number, b: number): number {
+  assertFiniteScore(a, 'a')
+  assertFiniteScore(b, 'b')
+  const hi = Math.max(a, b)
+  const lo = Math.min(a, b)
+  return hi + Math.log1p(Math.exp(lo - hi))
+}
+
+/** Decay rate λ (per ms) for a half-life in ms: `ln 2 / halfLifeMs`. */
+export function decayRatePerMs(halfLifeMs: number): number {
+  if (!Number.isFinite(halfLifeMs) || halfLifeMs <= 0)
+    throw new InvalidArgumentError('halfLifeMs', 'must be a finite number > 0')
+  return Math.LN2 / halfLifeMs
+}

@@ -1,0 +1,103 @@
+import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import { InteractionKeys } from '../interactions/keys.js'
+import { LuaScript, type RedisClient } from '../redis/index.js'
+import { decayRatePerMs } from './decay.js'
+import { parseScore } from './finite.js'
+import { toMember } from './member.js'
+import { mergeTops, parseWithScores } from './merge.js'
+import { assertCommon, assertIntegerIn, assertQuery, type ResolvedWindow, resolveWindows } from './options.js'
+import { execAll } from './pipeline_results.js'
+import { decayedKey } from './ranking_keys.js'
+import type { RankedVideo, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
+
+const decayAdd = new LuaScript(new URL('./lua/decay-add-1.lua', import.meta.url))
+
+/** Options of {@link DecayedRankings}. */
+export interface DecayedRankingsOptions {
+  redis: RedisClient
+  /** Key prefix (e.g. `va`). */
+  prefix: string
+  /** @default 16 */
+  partitions?: number
+  /** Entries kept per partition and window. @default 1000 */
+  topK?: number
+  /** Windows by name; only `halfLifeMs` matters here (the window is not a hard cut-off). @default as {@link createRankings} */
+  windows?: Record<string, WindowSpec>
+  /**
+   * Origin (ms since the Unix epoch) event times are measured from; keeps λ·t small. Changing it invalidates stored scores.
+   * @default 1767225600000 (2026-01-01T00:00:00Z)
+   */
+  originMs?: number
+}
+
+/**
+ * The alternative trending design: one exponentially decayed score per video
+ * kept in log space (`s ← logaddexp(s, λ·t)`, λ = ln 2 / half-life), one ZADD per
+ * event and never re-scored; ordering by `s` is ordering by the decayed count
+ * `exp(s − λ·now)`. Limits: it adds only (an unlike cannot remove the like's
+ * original weight, which depends on when that like happened), and old events
+ * fade but never leave (no hard window edge). Kept for the benchmark; the
+ * service uses {@link BucketRankings}.
+ */
+export class DecayedRankings implements Rankings {
+  readonly keys: InteractionKeys
+  readonly topK: number
+  private readonly windows: Map<string, ResolvedWindow>
+  private readonly originMs: number
+
+  constructor(private readonly options: DecayedRankingsOptions) {
+    const partitions = options.partitions ?? 16
+    this.topK = options.topK ?? 1000
+    assertCommon(partitions, this.topK)
+    this.originMs = assertIntegerIn('originMs', options.originMs ?? 1_767_225_600_000, 0, 8.64e15)
+    this.keys = new InteractionKeys(options.prefix, partitions)
+    this.windows = resolveWindows(options.windows)
+  }
+
+  private window(name: string): ResolvedWindow {
+    const window = this.windows.get(name)
+    if (!window)
+      throw new InvalidArgumentError('window', `must be one of ${[...this.windows.keys()].join(', ')}`)
+    return window
+  }
+
+  /**
+   * Records one event (a like or a play) for a video in every window: one Lua step (ZSCORE + ZADD + trim) per window.
+   * @returns the new log-space score per window.
+   * @throws {InvalidArgumentError} for a bad id. @throws {StoreUnavailableError} when Redis fails.
+   */
+  async record(videoId: string, metric: RankingMetric): Promise<Record<string, number>> {
+    const member = toMember(videoId)
+    const p = this.keys.partitionOf(videoId)
+    const out: Record<string, number> = {}
+    await Promise.all(
+      [...this.windows.values()].map(async (w) => {
+        const key = decayedKey(this.keys, p, metric, w.name)
+        const lambda = decayRatePerMs(w.halfLifeMs)
+        const reply = await decayAdd.run(
+          this.options.redis,
+          [key],
+          [member, lambda, this.originMs, this.topK],
+        )
+        if (typeof reply !== 'string') throw new ScriptContractError(decayAdd.name, reply)
+        out[w.name] = parseScore(reply)
+      }),
+    )
+    return out
+  }
+
+  /** Top videos of a window; `score` is the decayed event count now (`exp(s − λ·now)`). */
+  async top(query: TopQuery): Promise<RankedVideo[]> {
+    const metric = assertQuery(query, this.topK)
+    const window = this.window(query.window)
+    const pipeline = this.options.redis.pipeline().time()
+    for (let p = 0; p < this.keys.partitions; p++) {
+      pipeline.zrevrange(decayedKey(this.keys, p, metric, window.name), 0, query.limit - 1, 'WITHSCORES')
+    }
+    const replies = await execAll(pipeline, 'decayed ranking read')
+    const [seconds, micros] = replies[0] as [string, string]
+    const t = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.originMs
+    const lambdaT = decayRatePerMs(window.halfLifeMs) * t
+    return mergeTops(replies.slice(1).map(parseWithScores), query.limit, (s) => Math.exp(s - lambdaT))
+  }
+}

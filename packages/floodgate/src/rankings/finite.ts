@@ -1,0 +1,20 @@
+import { InvalidArgumentError } from '../errors/index.js'
+
+/**
+ * Guards every score or weight before it is sent to Redis: NaN and ±Infinity
+ * never reach a ZSET (Redis would store `inf`, or reject NaN mid-pipeline).
+ * @throws {InvalidArgumentError} when `value` is not a finite number.
+ */
+export function assertFiniteScore(value: number, field = 'score'): number {
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw new InvalidArgumentError(field, `must be a finite number, got ${String(value)}`)
+  return value
+}
+
+/**
+ * Parses a score Redis returned (`"12"`, `"1.5e3"`, `"inf"`).
+ * @throws {InvalidArgumentError} when it is not finite (a corrupt or foreign key).
+ */
+export function parseScore(raw: string, field = 'score'): number {
+  return assertFiniteScore(Number(raw), field)
+}

@@ -1,0 +1,64 @@
+import { InvalidArgumentError } from '../errors/index.js'
+import { assertPartitions } from './partition.js'
+import {
+  DEFAULT_WINDOWS,
+  RANKING_METRICS,
+  type RankingMetric,
+  type TopQuery,
+  type WindowSpec,
+} from './types.js'
+
+/** A window after validation: whole minutes and a half-life in minutes. */
+export interface ResolvedWindow {
+  name: string
+  windowMs: number
+  windowMinutes: number
+  halfLifeMs: number
+}
+
+/**
+ * Validates the window table: names other than `all`, lengths that are whole
+ * minutes between 1 min and 24 h, finite positive half-lives.
+ * @throws {InvalidArgumentError} naming the offending window.
+ */
+export function resolveWindows(windows: Readonly<Record<string, WindowSpec>> = DEFAULT_WINDOWS) {
+  const resolved = new Map<string, ResolvedWindow>()
+  for (const [name, spec] of Object.entries(windows)) {
+    const field = `windows.${name}`
+    if (name === 'all' || !/^[\w-]{1,32}$/.test(name))
+      throw new InvalidArgumentError(field, 'a window name is 1–32 word characters and not "all"')
+    if (!Number.isInteger(spec.windowMs) || spec.windowMs % 60_000 !== 0 || spec.windowMs < 60_000)
+      throw new InvalidArgumentError(
+        `${field}.windowMs`,
+        'must be a whole number of minutes (ms), at least 60000',
+      )
+    if (spec.windowMs > 86_400_000)
+      throw new InvalidArgumentError(`${field}.windowMs`, 'buckets live 24 h + margin: at most 86400000')
+    const halfLifeMs = spec.halfLifeMs ?? spec.windowMs / 4
+    if (!Number.isFinite(halfLifeMs) || halfLifeMs <= 0)
+      throw new InvalidArgumentError(`${field}.halfLifeMs`, 'must be a finite number > 0 (ms)')
+    resolved.set(name, { name, windowMs: spec.windowMs, windowMinutes: spec.windowMs / 60_000, halfLifeMs })
+  }
+  return resolved
+}
+
+/** @throws {InvalidArgumentError} unless `value` is an integer in [min, max]. */
+export function assertIntegerIn(field: string, value: number, min: number, max: number): number {
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new InvalidArgumentError(field, `must be an integer between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+/** Checks metric, and limit against topK; the window is checked by the caller. */
+export function assertQuery(query: TopQuery, topK: number): RankingMetric {
+  if (!RANKING_METRICS.includes(query.metric))
+    throw new InvalidArgumentError('metric', `must be one of ${RANKING_METRICS.join(', ')}`)
+  assertIntegerIn('limit', query.limit, 1, topK)
+  return query.metric
+}
+
+/** Shared option checks: partitions and topK. */
+export function assertCommon(partitions: number, topK: number): void {
+  assertPartitions(partitions)
+  assertIntegerIn('topK', topK, 1, 100_000)
+}

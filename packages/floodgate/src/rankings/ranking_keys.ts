@@ -1,0 +1,16 @@
+import type { InteractionKeys, RankMetric } from '../interactions/keys.js'
+
+/**
+ * Keys the read side adds to the shared interaction layout
+ * ({@link InteractionKeys}); all carry the partition's `{ix:<p>}` tag.
+ */
+
+/** Recompute lock, and freshness marker, of a cached window result: `<rankWindow>:lock`. */
+export function windowLockKey(keys: InteractionKeys, p: number, metric: RankMetric, window: string): string {
+  return `${keys.rankWindow(p, metric, window)}:lock`
+}
+
+/** Decayed-score ZSET of the log-space alternative: `<prefix>:rank:{ix:<p>}:decay:<metric>:<window>`. */
+export function decayedKey(keys: InteractionKeys, p: number, metric: RankMetric, window: string): string {
+  return keys.space.tagged('rank', `ix:${p}`, `decay:${metric}:${window}`)
+}

@@ -1,0 +1,189 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { InteractionKeys } from '../interactions/keys.js'
+import type { RedisClient } from '../redis/index.js'
+import { bucketWeights } from './decay.js'
+import { parseWithScores } from './merge.js'
+import type { ResolvedWindow } from './options.js'
+import { execAll } from './pipeline_results.js'
+import { windowLockKey } from './ranking_keys.js'
+import type { RankingMetric } from './types.js'
+
+/** Value the recompute lock holds once the cached result it guards is written. */
+const READY = 'ready'
+const MINUTE_MS = 60_000
+
+/** Tunables of the cached window merge (all ms). */
+export interface WindowCacheSettings {
+  topK: number
+  cacheTtlMs: number
+  staleTtlMs: number
+  waitMs: number
+}
+
+/** Counters of what the window cache did (per process). */
+export interface WindowCacheStats {
+  /** Cached results this process recomputed (it held the recompute lock). */
+  recomputes: number
+  /** Partitions served a previous result while another instance recomputed. */
+  staleServed: number
+  /** Partitions computed privately (no cached result and the wait ran out); nothing shared was written. */
+  privateComputes: number
+}
+
+type Entries = { id: string; score: number }[]
+
+interface Probe {
+  won: boolean
+  ready: boolean
+  exists: boolean
+  rows: Entries
+}
+
+/**
+ * The cached merge of a partition's minute buckets. The lock key
+ * `…:win:<metric>:<window>:lock` doubles as the freshness marker: `SET NX PX
+ * cacheTtlMs` elects one recomputer per (partition, metric, window) per
+ * period; it writes the merged result (`ZUNIONSTORE … WEIGHTS`, trimmed to top K,
+ * kept `staleTtlMs`) in one MULTI and flips the lock to `ready` (TTL kept).
+ * Everyone else serves the current result, or the previous one while the
+ * recompute runs; with no result at all they poll briefly (`waitMs`), then
+ * compute into a private key and delete it.
+ */
+export class WindowCache {
+  readonly stats: WindowCacheStats = { recomputes: 0, staleServed: 0, privateComputes: 0 }
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: InteractionKeys,
+    private readonly settings: WindowCacheSettings,
+  ) {}
+
+  /** Top `limit` entries of every partition for the window, in rank order per partition. */
+  async tops(metric: RankingMetric, window: ResolvedWindow, limit: number): Promise<Entries[]> {
+    const token = randomBytes(8).toString('hex')
+    const result: Entries[] = new Array(this.keys.partitions)
+    let pending = [...Array(this.keys.partitions).keys()]
+    const deadline = Date.now() + this.settings.waitMs
+    let nowMs = 0
+    for (let round = 0; pending.length > 0; round++) {
+      if (round > 0) {
+        if (Date.now() >= deadline) break
+        await sleep(15 + Math.random() * 20)
+      }
+      const probe = await this.probe(pending, metric, window, limit, token)
+      nowMs = probe.nowMs
+      const waiting: number[] = []
+      const recompute: number[] = []
+      pending.forEach((p, i) => {
+        const s = probe.states[i]!
+        if (s.won) recompute.push(p)
+        else if (s.ready || s.exists) {
+          if (!s.ready) this.stats.staleServed++
+          result[p] = s.rows
+        } else waiting.push(p)
+      })
+      const computed = await Promise.all(
+        recompute.map((p) => this.recompute(p, metric, window, limit, nowMs)),
+      )
+      recompute.forEach((p, i) => {
+        result[p] = computed[i]!
+      })
+      pending = waiting
+    }
+    const computed = await Promise.all(
+      pending.map((p) => this.privateCompute(p, metric, window, limit, nowMs)),
+    )
+    pending.forEach((p, i) => {
+      result[p] = computed[i]!
+    })
+    return result
+  }
+
+  private async probe(
+    partitions: number[],
+    metric: RankingMetric,
+    window: ResolvedWindow,
+    limit: number,
+    token: string,
+  ): Promise<{ nowMs: number; states: Probe[] }> {
+    const pipeline = this.redis.pipeline().time()
+    for (const p of partitions) {
+      const lock = windowLockKey(this.keys, p, metric, window.name)
+      const dest = this.keys.rankWindow(p, metric, window.name)
+      pipeline
+        .set(lock, token, 'PX', this.settings.cacheTtlMs, 'NX')
+        .get(lock)
+        .exists(dest)
+        .zrevrange(dest, 0, limit - 1, 'WITHSCORES')
+    }
+    const replies = await execAll(pipeline, 'window ranking probe')
+    const [seconds, micros] = replies[0] as [string, string]
+    const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+    const states = partitions.map((_, i) => {
+      const base = 1 + i * 4
+      return {
+        won: replies[base] === 'OK',
+        ready: replies[base + 1] === READY,
+        exists: replies[base + 2] === 1,
+        rows: parseWithScores(replies[base + 3]),
+      }
+    })
+    return { nowMs, states }
+  }
+
+  private unionArgs(
+    p: number,
+    metric: RankingMetric,
+    window: ResolvedWindow,
+    nowMs: number,
+  ): (string | number)[] {
+    const minute = Math.floor(nowMs / MINUTE_MS)
+    const weights = bucketWeights(window.windowMinutes, window.halfLifeMs / MINUTE_MS)
+    const bucketKeys = weights.map((_, age) => this.keys.rankMinute(p, metric, minute - age))
+    return [bucketKeys.length, ...bucketKeys, 'WEIGHTS', ...weights, 'AGGREGATE', 'SUM']
+  }
+
+  private async recompute(
+    p: number,
+    metric: RankingMetric,
+    window: ResolvedWindow,
+    limit: number,
+    nowMs: number,
+  ): Promise<Entries> {
+    const dest = this.keys.rankWindow(p, metric, window.name)
+    const lock = windowLockKey(this.keys, p, metric, window.name)
+    const replies = await execAll(
+      this.redis
+        .multi()
+        .call('ZUNIONSTORE', dest, ...this.unionArgs(p, metric, window, nowMs))
+        .zremrangebyrank(dest, 0, -(this.settings.topK + 1))
+        .pexpire(dest, this.settings.staleTtlMs)
+        .set(lock, READY, 'KEEPTTL', 'XX')
+        .zrevrange(dest, 0, limit - 1, 'WITHSCORES'),
+      'window ranking recompute',
+    )
+    this.stats.recomputes++
+    return parseWithScores(replies[4])
+  }
+
+  private async privateCompute(
+    p: number,
+    metric: RankingMetric,
+    window: ResolvedWindow,
+    limit: number,
+    nowMs: number,
+  ): Promise<Entries> {
+    const tmp = `${this.keys.rankWindow(p, metric, window.name)}:tmp:${randomBytes(6).toString('hex')}`
+    const replies = await execAll(
+      this.redis
+        .multi()
+        .call('ZUNIONSTORE', tmp, ...this.unionArgs(p, metric, window, nowMs))
+        .zrevrange(tmp, 0, limit - 1, 'WITHSCORES')
+        .del(tmp),
+      'window ranking private compute',
+    )
+    this.stats.privateComputes++
+    return parseWithScores(replies[1])
+  }
+}

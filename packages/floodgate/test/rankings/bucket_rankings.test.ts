@@ -1,0 +1,150 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeEach, describe, expect, it } from 'vitest'
+import { createRankings, InvalidArgumentError, toMember } from '../../src/index.js'
+import { InteractionKeys } from '../../src/interactions/keys.js'
+import { spawnWorker } from '../support/processes.js'
+import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+
+const redis = testRedis()
+const prefix = uniquePrefix('rank')
+const P = 4
+const keys = new InteractionKeys(prefix, P)
+
+afterAll(async () => {
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+beforeEach(async () => {
+  await deleteByPrefix(redis, prefix)
+})
+
+async function redisMinute(): Promise<number> {
+  const [s] = await redis.time()
+  return Math.floor(Number(s) / 60)
+}
+
+/** Seeds per the shared layout: all-time ZADD count. */
+async function seedAll(metric: 'likes' | 'plays', counts: Record<string, number>) {
+  for (const [id, n] of Object.entries(counts)) {
+    await redis.zadd(keys.rankAll(keys.partitionOf(id), metric), n, toMember(id))
+  }
+}
+
+/** Seeds a minute bucket `ageMinutes` old (ZINCRBY as the write path does). */
+async function seedBucket(metric: 'likes' | 'plays', ageMinutes: number, counts: Record<string, number>) {
+  const minute = (await redisMinute()) - ageMinutes
+  for (const [id, n] of Object.entries(counts)) {
+    const key = keys.rankMinute(keys.partitionOf(id), metric, minute)
+    await redis.zincrby(key, n, toMember(id))
+    await redis.pexpire(key, 87_000_000)
+  }
+}
+
+describe('all-time rankings', () => {
+  it('merges partitions in score order, ties newer (higher id) first, numerically', async () => {
+    // 9 and 10 tie; 10 is newer and must rank first even though "9" > "10" as strings.
+    await seedAll('likes', { '9': 5, '10': 5, '3': 8, '4': 1, '12': 5, '7': 0 })
+    const rankings = createRankings({ redis, prefix, partitions: P })
+    const top = await rankings.top({ metric: 'likes', window: 'all', limit: 10 })
+    expect(top.map((e) => e.videoId)).toEqual(['3', '12', '10', '9', '4'])
+    expect(top[0]).toEqual({ videoId: '3', score: 8 })
+    const top2 = await rankings.top({ metric: 'likes', window: 'all', limit: 2 })
+    expect(top2.map((e) => e.videoId)).toEqual(['3', '12'])
+  })
+
+  it('rejects unknown metrics, windows and limits above topK', async () => {
+    const rankings = createRankings({ redis, prefix, partitions: P, topK: 10 })
+    await expect(rankings.top({ metric: 'likes', window: '7d', limit: 5 })).rejects.toThrow(
+      InvalidArgumentError,
+    )
+    await expect(rankings.top({ metric: 'likes', window: 'all', limit: 11 })).rejects.toThrow(
+      InvalidArgumentError,
+    )
+    await expect(rankings.top({ metric: 'shares' as 'likes', window: 'all', limit: 1 })).rejects.toThrow(
+      InvalidArgumentError,
+    )
+    expect(() => createRankings({ redis, prefix, windows: { all: { windowMs: 60_000 } } })).toThrow(
+      InvalidArgumentError,
+    )
+    expect(() => createRankings({ redis, prefix, windows: { x: { windowMs: 90_000 } } })).toThrow(
+      InvalidArgumentError,
+    )
+  })
+})
+
+describe('trending windows (minute buckets)', () => {
+  it('weights recent minutes more, and buckets older than the window drop out', async () => {
+    // 1h window, half-life 15 min: video 1 has 4 plays 30 min ago (weight 1/4 → 1),
+    // video 2 has 2 plays now (2), video 3 has 100 plays 61 min ago (outside 1h, inside 24h).
+    await seedBucket('plays', 30, { '1': 4 })
+    await seedBucket('plays', 0, { '2': 2 })
+    await seedBucket('plays', 61, { '3': 100 })
+    const rankings = createRankings({ redis, prefix, partitions: P })
+    const hour = await rankings.top({ metric: 'plays', window: '1h', limit: 10 })
+    expect(hour.map((e) => e.videoId)).toEqual(['2', '1'])
+    expect(hour[0]!.score).toBeCloseTo(2, 1)
+    expect(hour[1]!.score).toBeCloseTo(1, 1)
+    const day = await rankings.top({ metric: 'plays', window: '24h', limit: 10 })
+    // 24 h window, half-life 6 h: 4 plays 30 min ago ≈ 3.77 now outweigh 2 plays this minute.
+    expect(day.map((e) => e.videoId)).toEqual(['3', '1', '2'])
+    expect(day[1]!.score).toBeCloseTo(4 * 2 ** (-30 / 360), 6)
+  })
+
+  it('breaks ties newer first and leaves out videos whose unlikes outweigh their likes', async () => {
+    await seedBucket('likes', 0, { '9': 3, '10': 3, '11': 1 })
+    await seedBucket('likes', 0, { '11': -1 })
+    const rankings = createRankings({ redis, prefix, partitions: P })
+    const top = await rankings.top({ metric: 'likes', window: '1h', limit: 10 })
+    expect(top.map((e) => e.videoId)).toEqual(['10', '9'])
+  })
+
+  it('serves the cached result until it expires, then recomputes', async () => {
+    await seedBucket('plays', 0, { '1': 1 })
+    const rankings = createRankings({ redis, prefix, partitions: P, cacheTtlMs: 300 })
+    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.videoId)).toEqual([
+      '1',
+    ])
+    const after1 = rankings.stats.recomputes
+    expect(after1).toBe(P)
+    await seedBucket('plays', 0, { '2': 5 })
+    // Still inside the cache period: the old result.
+    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.videoId)).toEqual([
+      '1',
+    ])
+    expect(rankings.stats.recomputes).toBe(after1)
+    await sleep(400)
+    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.videoId)).toEqual([
+      '2',
+      '1',
+    ])
+    expect(rankings.stats.recomputes).toBe(2 * P)
+    // The merged result is trimmed to top K and carries a TTL.
+    const ttl = await redis.pttl(keys.rankWindow(keys.partitionOf('2'), 'plays', '1h'))
+    expect(ttl).toBeGreaterThan(0)
+  })
+
+  it('one recompute per partition across several processes querying at once', async () => {
+    const ids: Record<string, number> = {}
+    for (let i = 1; i <= 40; i++) ids[String(i)] = i
+    await seedBucket('plays', 0, ids)
+    const startAt = Date.now() + 1500
+    const workers = [0, 1, 2].map(() =>
+      spawnWorker(new URL('./workers/window_query_worker.ts', import.meta.url), [
+        prefix,
+        String(P),
+        String(startAt),
+        '5',
+      ]),
+    )
+    const done = (await Promise.all(
+      workers.map((w) => w.waitFor((m) => (m as { done?: boolean }).done === true, 20_000)),
+    )) as { results: { videoId: string }[][]; stats: { recomputes: number; privateComputes: number } }[]
+    await Promise.all(workers.map((w) => w.exited))
+    const recomputes = done.reduce((sum, d) => sum + d.stats.recomputes, 0)
+    expect(recomputes).toBe(P)
+    expect(done.reduce((sum, d) => sum + d.stats.privateComputes, 0)).toBe(0)
+    const expected = Array.from({ length: 10 }, (_, i) => String(40 - i))
+    for (const d of done) for (const r of d.results) expect(r.map((e) => e.videoId)).toEqual(expected)
+  })
+})

@@ -1,0 +1,76 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  DecayedRankings,
+  decayRatePerMs,
+  LuaScript,
+  StoreUnavailableError,
+  toMember,
+} from '../../src/index.js'
+import { InteractionKeys } from '../../src/interactions/keys.js'
+import { decayedKey } from '../../src/rankings/ranking_keys.js'
+import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+
+const redis = testRedis()
+const prefix = uniquePrefix('decay')
+const keys = new InteractionKeys(prefix, 2)
+const script = new LuaScript(new URL('../../src/rankings/lua/decay-add-1.lua', import.meta.url))
+
+afterAll(async () => {
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+describe('decay-add-1.lua', () => {
+  it('accumulates in log space: n events at about the same time score λt + ln n', async () => {
+    const key = decayedKey(keys, 0, 'plays', 'lua')
+    const lambda = decayRatePerMs(3_600_000)
+    const origin = Date.now() - 1000
+    let last = 0
+    for (let i = 0; i < 4; i++)
+      last = Number(await script.run(redis, [key], [toMember('2'), lambda, origin, 10]))
+    const [s] = await redis.time()
+    const approxT = Number(s) * 1000 - origin
+    expect(last).toBeGreaterThan(lambda * (approxT - 2000) + Math.log(4) - 1e-6)
+    expect(last).toBeLessThan(lambda * (approxT + 2000) + Math.log(4) + 1e-6)
+    expect(Number(await redis.zscore(key, toMember('2')))).toBeCloseTo(last, 9)
+  })
+
+  it('trims to K entries, dropping the lowest', async () => {
+    const key = decayedKey(keys, 0, 'plays', 'trim')
+    for (const id of ['1', '2', '3']) await script.run(redis, [key], [toMember(id), 1e-6, 0, 2])
+    await script.run(redis, [key], [toMember('3'), 1e-6, 0, 2])
+    expect(await redis.zcard(key)).toBe(2)
+    expect(await redis.zrevrange(key, 0, 0)).toEqual([toMember('3')])
+  })
+
+  it('never writes a non-finite score', async () => {
+    const key = decayedKey(keys, 0, 'plays', 'inf')
+    await expect(script.run(redis, [key], [toMember('1'), 1e308, 0, 10])).rejects.toThrow(
+      StoreUnavailableError,
+    )
+    expect(await redis.exists(key)).toBe(0)
+    await redis.zadd(key, 'inf', toMember('2'))
+    await expect(script.run(redis, [key], [toMember('2'), 1e-6, 0, 10])).rejects.toThrow(/non-finite/)
+    expect(await redis.zscore(key, toMember('2'))).toBe('inf')
+  })
+})
+
+describe('DecayedRankings', () => {
+  it('ranks by decayed count, ties newer first, across partitions', async () => {
+    const rankings = new DecayedRankings({
+      redis,
+      prefix,
+      partitions: 2,
+      windows: { '1h': { windowMs: 3_600_000 } },
+    })
+    for (let i = 0; i < 3; i++) await rankings.record('5', 'likes')
+    await rankings.record('8', 'likes')
+    await rankings.record('8', 'likes')
+    await rankings.record('1', 'likes')
+    const top = await rankings.top({ metric: 'likes', window: '1h', limit: 10 })
+    expect(top.map((e) => e.videoId)).toEqual(['5', '8', '1'])
+    // Half-life 15 min: seconds-old events keep nearly full weight.
+    expect(top[0]!.score).toBeGreaterThan(2.99)
+    expect(top[0]!.score).toBeLessThanOrEqual(3.0001)
+  })
+})
