@@ -41,7 +41,7 @@ export class LuaScript {
   async run(
     client: RedisClient,
     keys: readonly string[],
-    args: readonly (string | number)[],
+    args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
     if (keys.length !== this.numberOfKeys) {
       throw new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`)
@@ -60,7 +60,7 @@ export class LuaScript {
     }
   }
 
-  private evalsha(client: RedisClient, keys: readonly string[], args: readonly (string | number)[]) {
+  private evalsha(client: RedisClient, keys: readonly string[], args: readonly (string | number | Buffer)[]) {
     return client.evalsha(this.sha1, keys.length, ...keys, ...args)
   }
 }

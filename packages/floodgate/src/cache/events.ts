@@ -1,0 +1,39 @@
+import { EventEmitter } from 'node:events'
+import type { BreakerState } from '../circuit_breaker/index.js'
+
+/** Outcomes counted per call or per incident (also the `outcome` label of the metric). */
+export const CACHE_OUTCOMES = [
+  'l1_hit',
+  'l2_hit',
+  'negative_hit',
+  'bloom_reject',
+  'load',
+  'lock_wait',
+  'wait_timeout',
+  'stale_served',
+  'redis_error',
+  'corrupt',
+] as const
+
+export type CacheOutcome = (typeof CACHE_OUTCOMES)[number]
+
+/** Payload of an outcome event. `durationMs` is set on `load` (loader time, ms). */
+export interface CacheOutcomeEvent {
+  outcome: CacheOutcome
+  key?: string
+  durationMs?: number
+  error?: unknown
+}
+
+/** Events a cache emits. */
+export interface CacheEvents {
+  /** Every counted outcome. */
+  outcome: [CacheOutcomeEvent]
+  /** The L2 circuit breaker changed state. */
+  breaker: [{ state: BreakerState; previous: BreakerState }]
+  /** A background refresh (stale-while-revalidate) or invalidation retry failed. */
+  background_error: [{ key: string; error: unknown; task: 'refresh' | 'invalidate' }]
+}
+
+/** Typed `EventEmitter` of {@link CacheEvents}. */
+export class CacheEventEmitter extends EventEmitter<CacheEvents> {}

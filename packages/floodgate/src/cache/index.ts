@@ -1,0 +1,8 @@
+export type { BreakerState } from '../circuit_breaker/index.js'
+export { Cache, createCache, type Loader } from './cache.js'
+export { type Codec, jsonCodec } from './codec.js'
+export { CACHE_OUTCOMES, type CacheEvents, type CacheOutcome, type CacheOutcomeEvent } from './events.js'
+export type { BatchLoader } from './get_many.js'
+export type { InvalidationResult } from './invalidation.js'
+export { isNotFound, NOT_FOUND, type NotFound, notFound } from './not_found.js'
+export type { BloomGate, BreakerOptions, CacheOptions, CallOptions, L1Options, TtlMs } from './options.js'

@@ -1,0 +1,190 @@
+import { Cluster } from 'ioredis'
+import type { CircuitBreaker } from '../../circuit_breaker/index.js'
+import { ScriptContractError, StoreUnavailableError } from '../../errors/index.js'
+import { type KeySpace, LuaScript, type RedisClient } from '../../redis/index.js'
+
+const claimScript = new LuaScript(new URL('./claim-4.lua', import.meta.url))
+const fillScript = new LuaScript(new URL('./fill-4.lua', import.meta.url))
+const abandonScript = new LuaScript(new URL('./abandon-2.lua', import.meta.url))
+const invalidateScript = new LuaScript(new URL('./invalidate-2.lua', import.meta.url))
+const setScript = new LuaScript(new URL('./set-2.lua', import.meta.url))
+
+/** Returned instead of a reply when Redis failed, timed out, or the breaker is open. */
+export const UNAVAILABLE: unique symbol = Symbol('floodgate.cache.l2Unavailable')
+export type Unavailable = typeof UNAVAILABLE
+
+/** Result of {@link L2Store.claim}. */
+export type Claim =
+  | { kind: 'exists' }
+  | { kind: 'acquired'; version: string }
+  | { kind: 'busy'; version: string; pttlMs: number }
+
+/** Result of {@link L2Store.fill}: see fill-4.lua. */
+export type FillResult = 'written' | 'version_moved' | 'lock_lost' | 'value_present'
+
+const FILL_RESULTS: Record<string, FillResult> = {
+  '1': 'written',
+  '0': 'version_moved',
+  '-1': 'lock_lost',
+  '-2': 'value_present',
+}
+
+/**
+ * The Redis tier of one cache: every call goes through the circuit breaker
+ * and a timeout (ms), and answers {@link UNAVAILABLE} instead of throwing on
+ * the read path. Keys of one cache key share the hash tag `{<key>}`.
+ */
+export class L2Store {
+  readonly wakeChannel: string
+  readonly busChannel: string
+
+  constructor(
+    readonly redis: RedisClient,
+    private readonly keySpace: KeySpace,
+    private readonly area: string,
+    private readonly breaker: CircuitBreaker,
+    private readonly timeoutMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {
+    this.wakeChannel = keySpace.channel(`${area}:filled`)
+    this.busChannel = keySpace.channel(`${area}:invalidate`)
+  }
+
+  valueKey(key: string): string {
+    return this.keySpace.tagged(this.area, key)
+  }
+
+  private keysOf(key: string) {
+    const value = this.keySpace.tagged(this.area, key)
+    return { value, version: `${value}:ver`, lock: `${value}:lock`, wait: `${value}:wait` }
+  }
+
+  /** Runs `op` behind the breaker and the timeout. `force` skips the breaker's admission (writes). */
+  async guard<R>(op: () => Promise<R>, force = false): Promise<R | Unavailable> {
+    if (!this.breaker.allow() && !force) return UNAVAILABLE
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const result = await Promise.race([
+        op(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new StoreUnavailableError(`Redis did not answer within ${this.timeoutMs} ms`)),
+            this.timeoutMs,
+          )
+        }),
+      ])
+      this.breaker.success()
+      return result
+    } catch (error) {
+      this.breaker.failure()
+      this.onError(error)
+      return UNAVAILABLE
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** GET of the value key, as bytes; null when absent. */
+  read(key: string): Promise<Buffer | null | Unavailable> {
+    return this.guard(() => this.redis.getBuffer(this.valueKey(key)))
+  }
+
+  /** The value keys of `keys`, as bytes: one MGET on a single node, parallel GETs on a cluster (keys span slots). */
+  readMany(keys: readonly string[]): Promise<(Buffer | null)[] | Unavailable> {
+    const valueKeys = keys.map((k) => this.valueKey(k))
+    if (this.redis instanceof Cluster) {
+      const cluster = this.redis
+      return this.guard(() => Promise.all(valueKeys.map((k) => cluster.getBuffer(k))))
+    }
+    const client = this.redis
+    return this.guard(() => client.mgetBuffer(...valueKeys))
+  }
+
+  /** Current data versions of `keys` (absent = '0'), for loads that take no lock (batches). */
+  versions(keys: readonly string[]): Promise<string[] | Unavailable> {
+    return this.guard(() =>
+      Promise.all(keys.map((k) => this.redis.get(this.keysOf(k).version).then((v) => v ?? '0'))),
+    )
+  }
+
+  /** Runs claim-4.lua. */
+  async claim(
+    key: string,
+    token: string,
+    lockTtlMs: number,
+    mode: 'miss' | 'refresh',
+  ): Promise<Claim | Unavailable> {
+    const k = this.keysOf(key)
+    const reply = await this.guard(() =>
+      claimScript.run(this.redis, [k.value, k.version, k.lock, k.wait], [token, lockTtlMs, mode]),
+    )
+    if (reply === UNAVAILABLE) return reply
+    if (!Array.isArray(reply)) throw new ScriptContractError('claim', reply)
+    const [state, version, pttl] = reply as [number, string | undefined, number | undefined]
+    if (state === 0) return { kind: 'exists' }
+    if (state === 1 && typeof version === 'string') return { kind: 'acquired', version }
+    if (state === 2 && typeof version === 'string' && typeof pttl === 'number') {
+      return { kind: 'busy', version, pttlMs: pttl }
+    }
+    throw new ScriptContractError('claim', reply)
+  }
+
+  /** Runs fill-4.lua. Writes bypass an open breaker's admission: losing a fill only costs a reload. */
+  async fill(
+    key: string,
+    envelope: Buffer,
+    physicalTtlMs: number,
+    version: string,
+    token: string,
+    mode: 'set' | 'nx',
+  ): Promise<FillResult | Unavailable> {
+    const k = this.keysOf(key)
+    const reply = await this.guard(() =>
+      fillScript.run(
+        this.redis,
+        [k.value, k.version, k.lock, k.wait],
+        [envelope, physicalTtlMs, version, token, mode, this.wakeChannel, key],
+      ),
+    )
+    if (reply === UNAVAILABLE) return reply
+    const result = FILL_RESULTS[String(reply)]
+    if (result === undefined) throw new ScriptContractError('fill', reply)
+    return result
+  }
+
+  /** Runs abandon-2.lua: releases the lock (or keeps it `backoffMs` ms as a back-off) and wakes waiters. */
+  abandon(key: string, token: string, backoffMs: number): Promise<unknown> {
+    const k = this.keysOf(key)
+    return this.guard(
+      () => abandonScript.run(this.redis, [k.lock, k.wait], [token, backoffMs, this.wakeChannel, key]),
+      true,
+    )
+  }
+
+  /** Runs invalidate-2.lua. @returns false when Redis failed (the caller retries). */
+  async invalidate(key: string, versionTtlMs: number): Promise<boolean> {
+    const k = this.keysOf(key)
+    const reply = await this.guard(
+      () => invalidateScript.run(this.redis, [k.value, k.version], [versionTtlMs]),
+      true,
+    )
+    return reply !== UNAVAILABLE
+  }
+
+  /** Runs set-2.lua. @throws {StoreUnavailableError} when Redis failed. */
+  async set(key: string, envelope: Buffer, physicalTtlMs: number, versionTtlMs: number): Promise<void> {
+    const k = this.keysOf(key)
+    await setScript.run(this.redis, [k.value, k.version], [envelope, physicalTtlMs, versionTtlMs])
+  }
+
+  /** Deletes the value key only (a corrupt entry); never throws. */
+  async deleteValue(key: string): Promise<void> {
+    await this.guard(() => this.redis.del(this.valueKey(key)), true)
+  }
+
+  /** Publishes an L1 invalidation on the bus. @returns false when Redis failed. */
+  async publishInvalidation(message: string): Promise<boolean> {
+    const reply = await this.guard(() => this.redis.publish(this.busChannel, message), true)
+    return reply !== UNAVAILABLE
+  }
+}

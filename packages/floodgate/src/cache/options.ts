@@ -1,0 +1,228 @@
+import type { Registry } from 'prom-client'
+import { InvalidArgumentError } from '../errors/index.js'
+import type { RedisClient } from '../redis/index.js'
+import type { Codec } from './codec.js'
+
+/** A TTL (ms): a fixed number, or a range `{ minMs, maxMs }` from which each write draws uniformly. */
+export type TtlMs = number | { minMs: number; maxMs: number }
+
+/**
+ * The Bloom gate a key family may put in front of L2 and the loader. Any object
+ * with this shape works (floodgate's `BloomFilter` has it). It must fail open:
+ * answer `true` ("maybe") when it does not know.
+ */
+export interface BloomGate {
+  mightContain(items: readonly string[]): Promise<boolean[]>
+}
+
+/** Options that a single call may override (layered: defaults → cache → call). */
+export interface CallOptions {
+  /**
+   * Logical TTL (ms) of a value in L2, drawn uniformly from the range on every
+   * write (spreads expiry to avoid an avalanche); a number means a fixed TTL.
+   * @default { minMs: 300_000, maxMs: 600_000 }
+   */
+  ttlMs?: TtlMs
+  /** TTL (ms) of a negative entry (the loader answered not found). @default 60_000 */
+  negativeTtlMs?: number
+  /**
+   * Grace window (ms) after the logical expiry during which the stale value is
+   * served at once while one refresh runs cluster-wide (stale-while-revalidate).
+   * The physical Redis TTL is logical TTL + this. 0 disables SWR.
+   * @default 60_000
+   */
+  staleWhileRevalidateMs?: number
+  /** Wait (ms) before another refresh is tried after a refresh's loader failed (inside grace). @default 5_000 */
+  refreshBackoffMs?: number
+  /** TTL (ms) of the per-key Redis mutex a loader holds; a load longer than this cannot write. @default 5_000 */
+  lockTtlMs?: number
+  /** How long (ms) a caller waits for another process's load before loading directly (without writing). @default 2_000 */
+  lockWaitMs?: number
+  /** Each wait deadline is `lockWaitMs` ± a uniform jitter of up to this many ms. @default 200 */
+  lockWaitJitterMs?: number
+  /** L1 TTL (ms) for entries this call writes (capped by the value's logical expiry). @default the cache's `l1.ttlMs` */
+  l1TtlMs?: number
+  /** Bloom gate for this key family; `false` turns a cache-level gate off for this call. @default the cache's `bloom` */
+  bloom?: BloomGate | false
+}
+
+/** L1 (in-process LRU) bounds. */
+export interface L1Options {
+  /** Default L1 TTL (ms). @default 10_000 */
+  ttlMs?: number
+  /** Maximum number of entries. @default 10_000 */
+  maxEntries?: number
+  /** Maximum total bytes (measured as the encoded envelope length). @default 67_108_864 (64 MiB) */
+  maxBytes?: number
+}
+
+/** Circuit breaker on L2. */
+export interface BreakerOptions {
+  /** Consecutive Redis failures that open the breaker. @default 5 */
+  failureThreshold?: number
+  /** How long (ms) the breaker stays open before letting one probe through. @default 5_000 */
+  coolDownMs?: number
+}
+
+/** Options of {@link createCache}. */
+export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> {
+  /** The Redis client (single node or cluster); use one made by `createRedisClient` (offline queue off). */
+  redis: RedisClient
+  /** Name of this cache: part of every key and channel, and the `cache` metric label. Must match `[A-Za-z0-9_.-]+`. */
+  name: string
+  /** Key prefix. @default 'fg' */
+  prefix?: string
+  /** Value codec. @default jsonCodec */
+  codec?: Codec<T>
+  /** Timeout (ms) on every Redis call of the read path, on top of the client's own. @default 50 */
+  redisTimeoutMs?: number
+  /** L1 settings, or `false` for no L1. @default { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 MiB } */
+  l1?: L1Options | false
+  /** Circuit breaker on L2. @default { failureThreshold: 5, coolDownMs: 5_000 } */
+  breaker?: BreakerOptions
+  /** prom-client registry to register the cache metrics in. @default none (events only) */
+  registry?: Registry
+  /** Attempts for a failed L2 invalidation, retried in the background with backoff. @default 5 */
+  invalidateRetries?: number
+}
+
+/** Call-level options after layering; every field set. */
+export interface ResolvedCallOptions {
+  ttlMs: { minMs: number; maxMs: number }
+  negativeTtlMs: number
+  staleWhileRevalidateMs: number
+  refreshBackoffMs: number
+  lockTtlMs: number
+  lockWaitMs: number
+  lockWaitJitterMs: number
+  l1TtlMs: number
+  bloom: BloomGate | false
+}
+
+export const defaultCallOptions: ResolvedCallOptions = {
+  ttlMs: { minMs: 300_000, maxMs: 600_000 },
+  negativeTtlMs: 60_000,
+  staleWhileRevalidateMs: 60_000,
+  refreshBackoffMs: 5_000,
+  lockTtlMs: 5_000,
+  lockWaitMs: 2_000,
+  lockWaitJitterMs: 200,
+  l1TtlMs: 10_000,
+  bloom: false,
+}
+
+/** Layers `over` on `base` and validates the result. @throws {InvalidArgumentError} naming the field. */
+export function layerCallOptions(
+  base: ResolvedCallOptions,
+  over: CallOptions | undefined,
+): ResolvedCallOptions {
+  if (over === undefined) return base
+  const merged: ResolvedCallOptions = {
+    ttlMs: over.ttlMs === undefined ? base.ttlMs : normalizeTtl(over.ttlMs),
+    negativeTtlMs: over.negativeTtlMs ?? base.negativeTtlMs,
+    staleWhileRevalidateMs: over.staleWhileRevalidateMs ?? base.staleWhileRevalidateMs,
+    refreshBackoffMs: over.refreshBackoffMs ?? base.refreshBackoffMs,
+    lockTtlMs: over.lockTtlMs ?? base.lockTtlMs,
+    lockWaitMs: over.lockWaitMs ?? base.lockWaitMs,
+    lockWaitJitterMs: over.lockWaitJitterMs ?? base.lockWaitJitterMs,
+    l1TtlMs: over.l1TtlMs ?? base.l1TtlMs,
+    bloom: over.bloom ?? base.bloom,
+  }
+  validateCallOptions(merged)
+  return merged
+}
+
+function normalizeTtl(ttl: TtlMs): { minMs: number; maxMs: number } {
+  return typeof ttl === 'number' ? { minMs: ttl, maxMs: ttl } : { minMs: ttl.minMs, maxMs: ttl.maxMs }
+}
+
+export function validateCallOptions(o: ResolvedCallOptions): void {
+  positiveInt('ttlMs.minMs', o.ttlMs.minMs)
+  positiveInt('ttlMs.maxMs', o.ttlMs.maxMs)
+  if (o.ttlMs.maxMs < o.ttlMs.minMs) throw new InvalidArgumentError('ttlMs.maxMs', 'must be ≥ ttlMs.minMs')
+  positiveInt('negativeTtlMs', o.negativeTtlMs)
+  nonNegativeInt('staleWhileRevalidateMs', o.staleWhileRevalidateMs)
+  nonNegativeInt('refreshBackoffMs', o.refreshBackoffMs)
+  positiveInt('lockTtlMs', o.lockTtlMs)
+  positiveInt('lockWaitMs', o.lockWaitMs)
+  nonNegativeInt('lockWaitJitterMs', o.lockWaitJitterMs)
+  if (o.lockWaitJitterMs >= o.lockWaitMs)
+    throw new InvalidArgumentError('lockWaitJitterMs', 'must be < lockWaitMs')
+  positiveInt('l1TtlMs', o.l1TtlMs)
+}
+
+export function positiveInt(field: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new InvalidArgumentError(field, `must be an integer ≥ 1, got ${String(value)}`)
+  }
+}
+
+export function nonNegativeInt(field: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new InvalidArgumentError(field, `must be an integer ≥ 0, got ${String(value)}`)
+  }
+}
+
+/** Resolved cache-level settings. */
+export interface ResolvedCacheOptions<T> {
+  redis: RedisClient
+  name: string
+  prefix: string
+  codec: Codec<T>
+  redisTimeoutMs: number
+  l1: Required<L1Options> | false
+  breaker: Required<BreakerOptions>
+  registry: Registry | undefined
+  invalidateRetries: number
+  call: ResolvedCallOptions
+}
+
+/** Applies defaults to {@link CacheOptions} and validates. @throws {InvalidArgumentError} naming the field. */
+export function resolveCacheOptions<T>(
+  options: CacheOptions<T>,
+  jsonDefault: Codec<T>,
+): ResolvedCacheOptions<T> {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'required')
+  if (options.redis === undefined || options.redis === null)
+    throw new InvalidArgumentError('redis', 'required')
+  if (typeof options.name !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.name)) {
+    throw new InvalidArgumentError('name', 'must match [A-Za-z0-9_.-]+')
+  }
+  const call = layerCallOptions(defaultCallOptions, { ...options, l1TtlMs: undefined } as CallOptions)
+  const l1 =
+    options.l1 === false
+      ? false
+      : {
+          ttlMs: options.l1?.ttlMs ?? 10_000,
+          maxEntries: options.l1?.maxEntries ?? 10_000,
+          maxBytes: options.l1?.maxBytes ?? 64 * 1024 * 1024,
+        }
+  if (l1) {
+    positiveInt('l1.ttlMs', l1.ttlMs)
+    positiveInt('l1.maxEntries', l1.maxEntries)
+    positiveInt('l1.maxBytes', l1.maxBytes)
+    call.l1TtlMs = l1.ttlMs
+  }
+  const breaker = {
+    failureThreshold: options.breaker?.failureThreshold ?? 5,
+    coolDownMs: options.breaker?.coolDownMs ?? 5_000,
+  }
+  positiveInt('breaker.failureThreshold', breaker.failureThreshold)
+  positiveInt('breaker.coolDownMs', breaker.coolDownMs)
+  const redisTimeoutMs = options.redisTimeoutMs ?? 50
+  positiveInt('redisTimeoutMs', redisTimeoutMs)
+  const invalidateRetries = options.invalidateRetries ?? 5
+  nonNegativeInt('invalidateRetries', invalidateRetries)
+  return {
+    redis: options.redis,
+    name: options.name,
+    prefix: options.prefix ?? 'fg',
+    codec: options.codec ?? jsonDefault,
+    redisTimeoutMs,
+    l1,
+    breaker,
+    registry: options.registry,
+    invalidateRetries,
+    call,
+  }
+}

@@ -1,0 +1,9 @@
+/** A uniform draw in [minMs, maxMs] (ms), integer. Spreads L2 expiry so keys filled together do not expire together (avalanche). */
+export function drawTtlMs(range: { minMs: number; maxMs: number }): number {
+  return range.minMs + Math.floor(Math.random() * (range.maxMs - range.minMs + 1))
+}
+
+/** `baseMs` ± a uniform jitter of up to `jitterMs` (ms): one waiter's deadline. */
+export function jitteredMs(baseMs: number, jitterMs: number): number {
+  return Math.max(1, Math.round(baseMs + (Math.random() * 2 - 1) * jitterMs))
+}

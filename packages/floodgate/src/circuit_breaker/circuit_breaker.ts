@@ -1,0 +1,103 @@
+import { InvalidArgumentError } from '../errors/index.js'
+
+/** `closed`: calls pass. `open`: calls are refused until the cool-down ends. `half_open`: one probe is in flight. */
+export type BreakerState = 'closed' | 'open' | 'half_open'
+
+/** Options of {@link CircuitBreaker}. */
+export interface CircuitBreakerOptions {
+  /** Consecutive failures that open the breaker. @default 5 */
+  failureThreshold?: number
+  /** Time (ms) the breaker stays open before it lets one probe through. @default 5_000 */
+  coolDownMs?: number
+  /** Called on every state change. */
+  onStateChange?: (state: BreakerState, previous: BreakerState) => void
+  /** Clock (ms epoch); injectable for tests. @default Date.now */
+  now?: () => number
+}
+
+/**
+ * A consecutive-failure circuit breaker (Nygard, "Release It!", ch. 5):
+ * closed → open after `failureThreshold` consecutive failures; open → half-open
+ * once `coolDownMs` has passed, admitting exactly one probe; the probe's
+ * success closes it, its failure re-opens it for another cool-down.
+ */
+export class CircuitBreaker {
+  private stateValue: BreakerState = 'closed'
+  private failures = 0
+  private openedAt = 0
+  private probeInFlight = false
+  private readonly threshold: number
+  private readonly coolDownMs: number
+  private readonly onStateChange: ((state: BreakerState, previous: BreakerState) => void) | undefined
+  private readonly now: () => number
+
+  /** @throws {InvalidArgumentError} when a number is not an integer ≥ 1. */
+  constructor(options: CircuitBreakerOptions = {}) {
+    this.threshold = options.failureThreshold ?? 5
+    this.coolDownMs = options.coolDownMs ?? 5_000
+    for (const [field, value] of [
+      ['failureThreshold', this.threshold],
+      ['coolDownMs', this.coolDownMs],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1)
+        throw new InvalidArgumentError(field, 'must be an integer ≥ 1')
+    }
+    this.onStateChange = options.onStateChange
+    this.now = options.now ?? Date.now
+  }
+
+  /** Current state (an open breaker whose cool-down ended still reads `open` until a call asks). */
+  get state(): BreakerState {
+    return this.stateValue
+  }
+
+  /**
+   * Asks whether a call may go through. In `open` past the cool-down this moves
+   * to `half_open` and admits the caller as the single probe; it must then report
+   * {@link success} or {@link failure}.
+   */
+  allow(): boolean {
+    if (this.stateValue === 'closed') return true
+    if (this.stateValue === 'open') {
+      if (this.now() - this.openedAt < this.coolDownMs) return false
+      this.transition('half_open')
+      this.probeInFlight = true
+      return true
+    }
+    if (this.probeInFlight) return false
+    this.probeInFlight = true
+    return true
+  }
+
+  /** Reports a successful call. */
+  success(): void {
+    this.failures = 0
+    if (this.stateValue !== 'closed') {
+      this.probeInFlight = false
+      this.transition('closed')
+    }
+  }
+
+  /** Reports a failed call. */
+  failure(): void {
+    this.failures++
+    if (this.stateValue === 'half_open') {
+      this.probeInFlight = false
+      this.open()
+    } else if (this.stateValue === 'closed' && this.failures >= this.threshold) {
+      this.open()
+    }
+  }
+
+  private open(): void {
+    this.openedAt = this.now()
+    this.transition('open')
+  }
+
+  private transition(next: BreakerState): void {
+    const previous = this.stateValue
+    if (previous === next) return
+    this.stateValue = next
+    this.onStateChange?.(next, previous)
+  }
+}

@@ -1,0 +1,1 @@
+export { type BreakerState, CircuitBreaker, type CircuitBreakerOptions } from './circuit_breaker.js'

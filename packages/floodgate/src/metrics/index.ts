@@ -1,0 +1,1 @@
+export { bindCacheMetrics } from './cache_metrics.js'
