@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { buildApp } from '../../src/app.js'
+import { createTestDatabase, type TestDatabase } from './database.js'
+
+export const TEST_REDIS_URL = process.env.FLOODGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789'
+
+export interface TestApp {
+  app: FastifyInstance
+  database: TestDatabase
+  redis: Redis
+  /** Unique Redis key prefix of this app. */
+  prefix: string
+  close(): Promise<void>
+}
+
+/** The app on a fresh database (see createTestDatabase) and the shared Redis. */
+export async function createTestApp(label: string, options: { jwtTtlS?: number; bodyLimitBytes?: number } = {}): Promise<TestApp> {
+  const database = await createTestDatabase(label)
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  const app = await buildApp({ db: database.db, redis, jwtSecret: TEST_JWT_SECRET, ...options })
+  return {
+    app,
+    database,
+    redis,
+    prefix: `vatest:${label}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    async close() {
+      await app.close()
+      redis.disconnect()
+      await database.close()
+    },
+  }
+}
+
+/** Registers a user and returns `{ userId, token, auth }` where `auth` is the header object. */
+export async function registerUser(app: FastifyInstance, username: string, password = 'correct-horse') {
+  const res = await app.inject({ method: 'POST', url: '/auth/register', payload: { username, password } })
+  if (res.statusCode !== 201) throw new Error(`register ${username}: ${res.statusCode} ${res.body}`)
+  const body = res.json<{ userId: string; token: string }>()
+  return { userId: body.userId, token: body.token, auth: { authorization: `Bearer ${body.token}` } }
+}
+
+let counter = 0
+/** Creates a video owned by the `auth` user; defaults to published and public. */
+export async function createVideo(
+  app: FastifyInstance,
+  auth: Record<string, string>,
+  fields: Record<string, unknown> = {},
+): Promise<{ id: string; [k: string]: unknown }> {
+  counter++
+  const res = await app.inject({
+    method: 'POST',
+    url: '/videos',
+    headers: auth,
+    payload: {
+      title: `Video ${counter}`,
+      coverUrl: `https://cdn.example.com/c/${counter}.jpg`,
+      playUrl: `https://cdn.example.com/v/${counter}.mp4`,
+      status: 'published',
+      visibility: 'public',
+      ...fields,
+    },
+  })
+  if (res.statusCode !== 201) throw new Error(`create video: ${res.statusCode} ${res.body}`)
+  return res.json()
+}

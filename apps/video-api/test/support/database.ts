@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto'
+import { type Kysely, sql } from 'kysely'
+import pg from 'pg'
+import { openPglite, openPostgres } from '../../src/db/connect.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import type { Database } from '../../src/db/types.js'
+
+/** The PostgreSQL server the tests use (shared: each file gets its own schema). */
+export const TEST_PG_URL = process.env.FLOODGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+/** `pglite` when FLOODGATE_TEST_DB=pglite, else the PostgreSQL server. */
+export const testDbKind: 'pg' | 'pglite' = process.env.FLOODGATE_TEST_DB === 'pglite' ? 'pglite' : 'pg'
+
+export interface TestDatabase {
+  db: Kysely<Database>
+  /** The schema (server only). */
+  schema: string | undefined
+  close(): Promise<void>
+}
+
+export function uniqueSchema(label: string): string {
+  return `va_t_${label}_${process.pid}_${randomBytes(3).toString('hex')}`
+}
+
+/** A fresh, migrated database: a new schema on the server (dropped on close), or an in-memory PGlite. */
+export async function createTestDatabase(label: string): Promise<TestDatabase> {
+  if (testDbKind === 'pglite') {
+    const handle = await openPglite()
+    await migrateToLatest(handle.db)
+    return { db: handle.db, schema: undefined, close: handle.close }
+  }
+  const schema = uniqueSchema(label)
+  const handle = await openPostgres({ url: TEST_PG_URL, schema, poolMax: 5 })
+  await migrateToLatest(handle.db)
+  return {
+    db: handle.db,
+    schema,
+    async close() {
+      await handle.close()
+      await dropSchema(schema)
+    },
+  }
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_PG_URL })
+  await client.connect()
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`)
+  } finally {
+    await client.end()
+  }
+}
+
+const tables = ['users', 'videos', 'video_likes', 'video_favorites', 'video_plays', 'video_popularity'] as const
+
+/** Row count of every table plus a digest of `videos` contents, to prove "no write at all". */
+export async function snapshot(db: Kysely<Database>): Promise<Record<string, string>> {
+  const out: Record<string, string> = {}
+  for (const table of tables) {
+    const { rows } = await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(db)
+    out[table] = rows[0]!.n
+  }
+  const { rows } = await sql<{ digest: string | null }>`
+    select md5(string_agg(v::text, ',' order by id)) as digest from videos v`.execute(db)
+  out.videosDigest = rows[0]?.digest ?? ''
+  return out
+}
