@@ -51,7 +51,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ajv: { customOptions: { removeAdditional: false, allErrors: false } },
+    // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
+    // (a number is not a title). Query strings are declared as strings and parsed in the route.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   })
   const tokens = createTokenService(options.jwtSecret, options.jwtTtlS ?? 3600)
   const videoWriter = new VideoWriter(options.db, (error) =>
@@ -67,6 +69,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     videoWriter,
   }
   app.decorate('deps', deps)
+  // JSON only: other media types get 415 instead of reaching validation as a string.
+  app.removeContentTypeParser('text/plain')
 
   await app.register(swagger, {
     openapi: {

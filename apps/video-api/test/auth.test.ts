@@ -74,10 +74,20 @@ describe('register and login', () => {
   })
 
   it('refuses expired tokens and tokens signed with another key', async () => {
-    const expired = createSigner({ key: TEST_JWT_SECRET, algorithm: 'HS256', iss: 'video-api', clockTimestamp: Date.now() - 7200_000, expiresIn: 1000 })({ sub: '1' })
+    const expired = createSigner({
+      key: TEST_JWT_SECRET,
+      algorithm: 'HS256',
+      iss: 'video-api',
+      clockTimestamp: Date.now() - 7200_000,
+      expiresIn: 1000,
+    })({ sub: '1' })
     const otherKey = createSigner({ key: 'x'.repeat(40), algorithm: 'HS256', iss: 'video-api' })({ sub: '1' })
     for (const token of [expired, otherKey]) {
-      const res = await t.app.inject({ method: 'GET', url: '/feed/recommend', headers: { authorization: `Bearer ${token}` } })
+      const res = await t.app.inject({
+        method: 'GET',
+        url: '/feed/recommend',
+        headers: { authorization: `Bearer ${token}` },
+      })
       expect(res.statusCode).toBe(401)
       expect(res.json<{ code: string }>().code).toBe('UNAUTHORIZED')
     }

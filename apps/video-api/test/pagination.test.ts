@@ -25,7 +25,9 @@ describe('GET /users/:id/videos', () => {
     const initial = []
     for (let i = 0; i < 25; i++) initial.push((await createVideo(t.app, author.auth)).id)
     // Same created_at for several rows: the id tiebreak must keep the order total.
-    await sql`update videos set created_at = '2026-01-01T00:00:00.123456Z' where id in (${sql.join(initial.slice(5, 12))})`.execute(t.database.db)
+    await sql`update videos set created_at = '2026-01-01T00:00:00.123456Z' where id in (${sql.join(initial.slice(5, 12))})`.execute(
+      t.database.db,
+    )
     const seen: string[] = []
     let cursor: string | null = null
     let pages = 0

@@ -12,7 +12,8 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const get = (id: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url: `/videos/${id}`, headers })
+const get = (id: string, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'GET', url: `/videos/${id}`, headers })
 
 describe('video CRUD', () => {
   it('creates with defaults (draft, public) and returns the documented shape', async () => {
@@ -26,9 +27,29 @@ describe('video CRUD', () => {
     const video = res.json<Record<string, unknown>>()
     expect(res.headers.location).toBe(`/videos/${video.id}`)
     expect(Object.keys(video).sort()).toEqual(
-      ['id', 'authorId', 'title', 'description', 'coverUrl', 'playUrl', 'visibility', 'status', 'likeCount', 'favoriteCount', 'playCount', 'createdAt', 'updatedAt'].sort(),
+      [
+        'id',
+        'authorId',
+        'title',
+        'description',
+        'coverUrl',
+        'playUrl',
+        'visibility',
+        'status',
+        'likeCount',
+        'favoriteCount',
+        'playCount',
+        'createdAt',
+        'updatedAt',
+      ].sort(),
     )
-    expect(video).toMatchObject({ authorId: alice.userId, status: 'draft', visibility: 'public', description: '', likeCount: 0 })
+    expect(video).toMatchObject({
+      authorId: alice.userId,
+      status: 'draft',
+      visibility: 'public',
+      description: '',
+      likeCount: 0,
+    })
     expect(video.id).toMatch(/^[1-9]\d*$/)
   })
 
@@ -36,20 +57,40 @@ describe('video CRUD', () => {
     const video = await createVideo(t.app, alice.auth)
     expect((await get(video.id)).json()).toEqual(video)
 
-    const byBob = await t.app.inject({ method: 'PATCH', url: `/videos/${video.id}`, headers: bob.auth, payload: { title: 'Hijack' } })
+    const byBob = await t.app.inject({
+      method: 'PATCH',
+      url: `/videos/${video.id}`,
+      headers: bob.auth,
+      payload: { title: 'Hijack' },
+    })
     expect(byBob.statusCode).toBe(403)
     expect(byBob.json<{ code: string }>().code).toBe('FORBIDDEN')
 
-    const patched = await t.app.inject({ method: 'PATCH', url: `/videos/${video.id}`, headers: alice.auth, payload: { title: 'Renamed', description: 'd' } })
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/videos/${video.id}`,
+      headers: alice.auth,
+      payload: { title: 'Renamed', description: 'd' },
+    })
     expect(patched.statusCode).toBe(200)
     expect(patched.json()).toMatchObject({ title: 'Renamed', description: 'd', coverUrl: video.coverUrl })
 
-    expect((await t.app.inject({ method: 'DELETE', url: `/videos/${video.id}`, headers: bob.auth })).statusCode).toBe(403)
-    expect((await t.app.inject({ method: 'DELETE', url: `/videos/${video.id}`, headers: alice.auth })).statusCode).toBe(204)
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/videos/${video.id}`, headers: bob.auth })).statusCode,
+    ).toBe(403)
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/videos/${video.id}`, headers: alice.auth })).statusCode,
+    ).toBe(204)
     expect((await get(video.id)).statusCode).toBe(404)
     expect((await get(video.id, alice.auth)).statusCode).toBe(404)
-    expect((await t.app.inject({ method: 'DELETE', url: `/videos/${video.id}`, headers: alice.auth })).statusCode).toBe(404)
-    const row = await t.database.db.selectFrom('videos').select(['deleted_at', 'title']).where('id', '=', video.id).executeTakeFirstOrThrow()
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/videos/${video.id}`, headers: alice.auth })).statusCode,
+    ).toBe(404)
+    const row = await t.database.db
+      .selectFrom('videos')
+      .select(['deleted_at', 'title'])
+      .where('id', '=', video.id)
+      .executeTakeFirstOrThrow()
     expect(row.deleted_at).not.toBeNull()
     expect(row.title).toBe('Renamed')
   })
@@ -61,11 +102,18 @@ describe('video CRUD', () => {
       expect((await get(v.id)).statusCode).toBe(404)
       expect((await get(v.id, bob.auth)).statusCode).toBe(404)
       expect((await get(v.id, alice.auth)).statusCode).toBe(200)
-      const patch = await t.app.inject({ method: 'PATCH', url: `/videos/${v.id}`, headers: bob.auth, payload: { title: 'x' } })
+      const patch = await t.app.inject({
+        method: 'PATCH',
+        url: `/videos/${v.id}`,
+        headers: bob.auth,
+        payload: { title: 'x' },
+      })
       expect(patch.statusCode).toBe(404)
     }
     const missing = await get('999999999')
-    expect(missing.json<{ detail: string }>().detail).toBe((await get(priv.id)).json<{ detail: string }>().detail)
+    expect(missing.json<{ detail: string }>().detail).toBe(
+      (await get(priv.id)).json<{ detail: string }>().detail,
+    )
   })
 
   it('runs onVideoChanged hooks after each write (the invalidation seam)', async () => {
@@ -74,7 +122,12 @@ describe('video CRUD', () => {
       seen.push(`${change}:${id}`)
     })
     const v = await createVideo(t.app, bob.auth)
-    await t.app.inject({ method: 'PATCH', url: `/videos/${v.id}`, headers: bob.auth, payload: { status: 'draft' } })
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/videos/${v.id}`,
+      headers: bob.auth,
+      payload: { status: 'draft' },
+    })
     await t.app.inject({ method: 'DELETE', url: `/videos/${v.id}`, headers: bob.auth })
     expect(seen).toEqual([`created:${v.id}`, `updated:${v.id}`, `deleted:${v.id}`])
   })
@@ -93,7 +146,12 @@ describe('feed', () => {
     const res = await t.app.inject({ method: 'GET', url: '/feed/recommend' })
     expect(res.statusCode).toBe(200)
     const ids = res.json<{ items: { id: string }[] }>().items.map((v) => v.id)
-    expect(ids).toEqual(made.slice(-20).reverse().map((v) => v.id))
+    expect(ids).toEqual(
+      made
+        .slice(-20)
+        .reverse()
+        .map((v) => v.id),
+    )
     for (const v of [...hidden, deleted]) expect(ids).not.toContain(v.id)
   })
 })
@@ -104,9 +162,19 @@ describe('operations', () => {
     expect((await t.app.inject('/readyz')).json()).toEqual({ status: 'ready', db: 'ok', redis: 'ok' })
     const metrics = (await t.app.inject('/metrics')).body
     expect(metrics).toContain('process_cpu_user_seconds_total')
-    expect(metrics).toMatch(/http_request_duration_seconds_bucket\{[^}]*route="\/videos\/:id"[^}]*status="404"/)
+    expect(metrics).toMatch(
+      /http_request_duration_seconds_bucket\{[^}]*route="\/videos\/:id"[^}]*status="404"/,
+    )
     const doc = (await t.app.inject('/docs/json')).json<{ openapi: string; paths: Record<string, unknown> }>()
     expect(doc.openapi).toMatch(/^3\./)
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/videos', '/videos/{id}', '/users/{id}/videos', '/feed/recommend', '/auth/login']))
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/videos',
+        '/videos/{id}',
+        '/users/{id}/videos',
+        '/feed/recommend',
+        '/auth/login',
+      ]),
+    )
   })
 })

@@ -23,6 +23,8 @@ export function classify(error: unknown): { code: ProblemCode; status: number; d
       return { code: 'PAYLOAD_TOO_LARGE', status: 413, detail: 'request body is larger than the limit' }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { code: 'UNSUPPORTED_MEDIA_TYPE', status: 415, detail: 'body must be application/json' }
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { code: 'INVALID_JSON', status: 400, detail: 'body is not valid JSON' }
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return {
         code: 'INVALID_JSON',

@@ -9,7 +9,9 @@ import { decodeCursor } from '../videos/cursor.js'
 const ListQuery = Type.Object(
   {
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    limit: Type.Optional(
+      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'page size, 1-100 (default 20)' }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -32,9 +34,14 @@ export function userRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const authorId = checkIdRange(request.params.id, 'params/id')
       const cursor = request.query.cursor === undefined ? undefined : decodeCursor(request.query.cursor)
       if (!(await deps.users.exists(authorId))) throw notFound('user')
-      return deps.videos.listByAuthor(authorId, cursor, request.query.limit ?? 20, {
-        includeHidden: request.userId === authorId,
-      })
+      return deps.videos.listByAuthor(
+        authorId,
+        cursor,
+        request.query.limit === undefined ? 20 : Number(request.query.limit),
+        {
+          includeHidden: request.userId === authorId,
+        },
+      )
     },
   )
 }

@@ -17,7 +17,10 @@ export interface TestApp {
 }
 
 /** The app on a fresh database (see createTestDatabase) and the shared Redis. */
-export async function createTestApp(label: string, options: { jwtTtlS?: number; bodyLimitBytes?: number } = {}): Promise<TestApp> {
+export async function createTestApp(
+  label: string,
+  options: { jwtTtlS?: number; bodyLimitBytes?: number } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase(label)
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
   const app = await buildApp({ db: database.db, redis, jwtSecret: TEST_JWT_SECRET, ...options })

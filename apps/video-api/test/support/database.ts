@@ -52,7 +52,14 @@ export async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-const tables = ['users', 'videos', 'video_likes', 'video_favorites', 'video_plays', 'video_popularity'] as const
+const tables = [
+  'users',
+  'videos',
+  'video_likes',
+  'video_favorites',
+  'video_plays',
+  'video_popularity',
+] as const
 
 /** Row count of every table plus a digest of `videos` contents, to prove "no write at all". */
 export async function snapshot(db: Kysely<Database>): Promise<Record<string, string>> {
