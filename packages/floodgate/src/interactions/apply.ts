@@ -1,0 +1,194 @@
+import type { SqlDatabase, SqlExecutor } from '../sql/executor.js'
+import type { InteractionEvent, MembershipEvent, PlayEvent } from './events.js'
+import { type FlushTables, type QuotedFlushTables, quoteFlushTables } from './tables.js'
+
+/** What one batch changed in PostgreSQL (rows actually inserted or deleted). */
+export interface ApplyResult {
+  likesAdded: number
+  likesRemoved: number
+  favoritesAdded: number
+  favoritesRemoved: number
+  playsAdded: number
+  /** Membership events whose watermark advanced (newer than anything applied for that key). */
+  advanced: number
+}
+
+const KIND = { like: 1, favorite: 2 } as const
+
+/**
+ * Nets a batch: per (kind, video, user) only the event with the greatest stream id survives
+ * (events carry absolute state, so the newest one is the net effect); plays are deduplicated by
+ * event id. One SQL statement may then touch each key once ("ON CONFLICT DO UPDATE command cannot
+ * affect row a second time" cannot happen).
+ */
+export function netEvents(events: readonly InteractionEvent[]): {
+  memberships: MembershipEvent[]
+  plays: PlayEvent[]
+} {
+  const memberships = new Map<string, MembershipEvent>()
+  const plays = new Map<string, PlayEvent>()
+  for (const e of events) {
+    if (e.kind === 'play') {
+      plays.set(e.eventId, e)
+      continue
+    }
+    const key = `${e.kind}:${e.videoId}:${e.userId}`
+    const seen = memberships.get(key)
+    if (!seen || newer(e, seen)) memberships.set(key, e)
+  }
+  return { memberships: [...memberships.values()], plays: [...plays.values()] }
+}
+
+function newer(a: MembershipEvent, b: MembershipEvent): boolean {
+  const am = BigInt(a.ms)
+  const bm = BigInt(b.ms)
+  return am !== bm ? am > bm : BigInt(a.seq) > BigInt(b.seq)
+}
+
+/**
+ * Applies one batch in one transaction, order-safe and idempotent:
+ * 1. upsert `interaction_watermarks` only where the event's stream id (ms, seq) is greater than
+ *    the stored one — a late (claimed) event older than what was applied changes nothing;
+ * 2. for the keys whose watermark advanced, insert or delete the detail row to match the
+ *    absolute state (`ON CONFLICT DO NOTHING`, `DELETE … USING`), with `RETURNING`;
+ * 3. change `videos` count columns by the rows actually inserted minus deleted;
+ * 4. insert play log rows keyed by event id (`ON CONFLICT DO NOTHING RETURNING`) and add the
+ *    inserted rows to `play_count`.
+ * Events for videos missing from `videos` are skipped (their counts cannot exist).
+ * Set-based: arrays passed through `unnest`, two statements per batch whatever its size.
+ */
+export class InteractionApplier {
+  private readonly membershipSql: string
+  private readonly playSql: string
+
+  /** @throws {InvalidArgumentError} on an invalid table name. */
+  constructor(tables: Partial<FlushTables> = {}) {
+    const t = quoteFlushTables(tables)
+    this.membershipSql = membershipStatement(t)
+    this.playSql = playStatement(t)
+  }
+
+  /** Nets `events` and applies them in one transaction of `db`. Throws the database's error unchanged. */
+  apply(db: SqlDatabase, events: readonly InteractionEvent[]): Promise<ApplyResult> {
+    const { memberships, plays } = netEvents(events)
+    return db.transaction((tx) => this.applyNetted(tx, memberships, plays))
+  }
+
+  /** Applies already-netted events inside a transaction the caller owns. */
+  async applyNetted(
+    tx: SqlExecutor,
+    memberships: readonly MembershipEvent[],
+    plays: readonly PlayEvent[],
+  ): Promise<ApplyResult> {
+    const result: ApplyResult = {
+      likesAdded: 0,
+      likesRemoved: 0,
+      favoritesAdded: 0,
+      favoritesRemoved: 0,
+      playsAdded: 0,
+      advanced: 0,
+    }
+    if (memberships.length > 0) {
+      const sorted = [...memberships].sort(byKey)
+      const { rows } = await tx.query<Record<string, string | number>>(this.membershipSql, [
+        sorted.map((e) => KIND[e.kind]),
+        sorted.map((e) => e.videoId),
+        sorted.map((e) => e.userId),
+        sorted.map((e) => e.ms),
+        sorted.map((e) => e.seq),
+        sorted.map((e) => e.active),
+        sorted.map((e) => e.atMs),
+      ])
+      const row = rows[0] ?? {}
+      result.advanced = Number(row.advanced ?? 0)
+      result.likesAdded = Number(row.likes_added ?? 0)
+      result.likesRemoved = Number(row.likes_removed ?? 0)
+      result.favoritesAdded = Number(row.favorites_added ?? 0)
+      result.favoritesRemoved = Number(row.favorites_removed ?? 0)
+    }
+    if (plays.length > 0) {
+      const sorted = [...plays].sort((a, b) => compareIds(a.videoId, b.videoId))
+      const { rows } = await tx.query<Record<string, string | number>>(this.playSql, [
+        sorted.map((e) => e.eventId),
+        sorted.map((e) => e.videoId),
+        sorted.map((e) => e.viewer),
+        sorted.map((e) => e.atMs),
+      ])
+      result.playsAdded = Number(rows[0]?.plays_added ?? 0)
+    }
+    return result
+  }
+}
+
+function byKey(a: MembershipEvent, b: MembershipEvent): number {
+  return KIND[a.kind] - KIND[b.kind] || compareIds(a.videoId, b.videoId) || compareIds(a.userId, b.userId)
+}
+
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
+}
+
+function membershipStatement(t: QuotedFlushTables): string {
+  return `WITH e(kind, video_id, user_id, last_ms, last_seq, active, at_ms) AS (
+  SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[], $7::bigint[])
+), w AS (
+  INSERT INTO ${t.watermarks} AS w (kind, video_id, user_id, last_ms, last_seq, active)
+  SELECT e.kind, e.video_id, e.user_id, e.last_ms, e.last_seq, e.active FROM e
+  WHERE EXISTS (SELECT 1 FROM ${t.videos} v WHERE v.id = e.video_id)
+  ORDER BY e.kind, e.video_id, e.user_id
+  ON CONFLICT (kind, video_id, user_id) DO UPDATE
+    SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, active = excluded.active
+    WHERE (excluded.last_ms, excluded.last_seq) > (w.last_ms, w.last_seq)
+  RETURNING w.kind, w.video_id, w.user_id, w.active
+), adv AS (
+  SELECT w.kind, w.video_id, w.user_id, w.active, e.at_ms FROM w JOIN e USING (kind, video_id, user_id)
+), ins_l AS (
+  INSERT INTO ${t.likes} (video_id, user_id, created_at)
+  SELECT video_id, user_id, to_timestamp(at_ms / 1000.0) FROM adv WHERE kind = 1 AND active
+  ON CONFLICT DO NOTHING RETURNING video_id
+), del_l AS (
+  DELETE FROM ${t.likes} d USING adv
+  WHERE adv.kind = 1 AND NOT adv.active AND d.video_id = adv.video_id AND d.user_id = adv.user_id
+  RETURNING d.video_id
+), ins_f AS (
+  INSERT INTO ${t.favorites} (video_id, user_id, created_at)
+  SELECT video_id, user_id, to_timestamp(at_ms / 1000.0) FROM adv WHERE kind = 2 AND active
+  ON CONFLICT DO NOTHING RETURNING video_id
+), del_f AS (
+  DELETE FROM ${t.favorites} d USING adv
+  WHERE adv.kind = 2 AND NOT adv.active AND d.video_id = adv.video_id AND d.user_id = adv.user_id
+  RETURNING d.video_id
+), delta AS (
+  SELECT video_id, sum(l)::bigint AS l, sum(f)::bigint AS f FROM (
+    SELECT video_id, 1 AS l, 0 AS f FROM ins_l
+    UNION ALL SELECT video_id, -1, 0 FROM del_l
+    UNION ALL SELECT video_id, 0, 1 FROM ins_f
+    UNION ALL SELECT video_id, 0, -1 FROM del_f
+  ) changes GROUP BY video_id
+), upd AS (
+  UPDATE ${t.videos} v SET like_count = v.like_count + delta.l, favorite_count = v.favorite_count + delta.f
+  FROM delta WHERE v.id = delta.video_id AND (delta.l <> 0 OR delta.f <> 0)
+  RETURNING v.id
+)
+SELECT (SELECT count(*) FROM w) AS advanced,
+  (SELECT count(*) FROM ins_l) AS likes_added, (SELECT count(*) FROM del_l) AS likes_removed,
+  (SELECT count(*) FROM ins_f) AS favorites_added, (SELECT count(*) FROM del_f) AS favorites_removed,
+  (SELECT count(*) FROM upd) AS videos_updated`
+}
+
+function playStatement(t: QuotedFlushTables): string {
+  return `WITH ins AS (
+  INSERT INTO ${t.plays} (event_id, video_id, viewer, played_at)
+  SELECT e.event_id, e.video_id, e.viewer, to_timestamp(e.at_ms / 1000.0)
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS e(event_id, video_id, viewer, at_ms)
+  WHERE EXISTS (SELECT 1 FROM ${t.videos} v WHERE v.id = e.video_id)
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING video_id
+), delta AS (
+  SELECT video_id, count(*) AS n FROM ins GROUP BY video_id
+), upd AS (
+  UPDATE ${t.videos} v SET play_count = v.play_count + delta.n FROM delta WHERE v.id = delta.video_id
+  RETURNING v.id
+)
+SELECT (SELECT count(*) FROM ins) AS plays_added, (SELECT count(*) FROM upd) AS videos_updated`
+}

@@ -1,0 +1,78 @@
+import { parseStreamId } from '../stream/stream_id.js'
+import type { StreamEntry } from '../stream/types.js'
+import { InvalidEventError } from './errors.js'
+import { canonicalId } from './ids.js'
+import { isPlayViewer } from './viewer.js'
+
+/** A like or favourite event: the absolute state after the change, ordered by its stream id. */
+export interface MembershipEvent {
+  kind: 'like' | 'favorite'
+  videoId: string
+  userId: string
+  active: boolean
+  /** Stream id parts (ms, seq) as decimal strings, for the watermark. */
+  ms: string
+  seq: string
+  /** Redis time of the change (ms since epoch). */
+  atMs: string
+}
+
+/** A counted play; `eventId` (`<videoId>:<streamId>`) keys the play log row. */
+export interface PlayEvent {
+  kind: 'play'
+  eventId: string
+  videoId: string
+  viewer: string
+  atMs: string
+}
+
+export type InteractionEvent = MembershipEvent | PlayEvent
+
+/**
+ * Reads one stream entry written by the toggle or play script.
+ * @throws {InvalidEventError} when a field is missing or malformed.
+ */
+export function parseInteractionEvent(entry: StreamEntry): InteractionEvent {
+  const f = entry.fields
+  const id = parseStreamId(entry.id)
+  if (!id) throw new InvalidEventError(entry.id, 'malformed stream id')
+  const videoId = field(entry, 'v', (v) => canonicalId('v', v))
+  const atMs = field(entry, 't', (t) => {
+    if (!/^\d{1,15}$/.test(t)) throw new Error('not a time in ms')
+    return t
+  })
+  if (f.k === 'like' || f.k === 'favorite') {
+    const userId = field(entry, 'u', (u) => canonicalId('u', u))
+    if (f.s !== '0' && f.s !== '1') throw new InvalidEventError(entry.id, `s must be 0 or 1, got ${f.s}`)
+    return {
+      kind: f.k,
+      videoId,
+      userId,
+      active: f.s === '1',
+      ms: id.ms.toString(),
+      seq: id.seq.toString(),
+      atMs,
+    }
+  }
+  if (f.k === 'play') {
+    const viewer = field(entry, 'w', (w) => {
+      if (!isPlayViewer(w)) throw new Error('not a viewer')
+      return w
+    })
+    return { kind: 'play', eventId: `${videoId}:${entry.id}`, videoId, viewer, atMs }
+  }
+  throw new InvalidEventError(entry.id, `unknown kind ${JSON.stringify(f.k)}`)
+}
+
+function field(entry: StreamEntry, name: string, check: (value: string) => string): string {
+  const value = entry.fields[name]
+  if (value === undefined) throw new InvalidEventError(entry.id, `missing field ${name}`)
+  try {
+    return check(value)
+  } catch (error) {
+    throw new InvalidEventError(
+      entry.id,
+      `field ${name}=${JSON.stringify(value)}: ${(error as Error).message}`,
+    )
+  }
+}

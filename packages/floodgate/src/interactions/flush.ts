@@ -1,0 +1,66 @@
+import type { RedisClient } from '../redis/types.js'
+import type { SqlDatabase } from '../sql/executor.js'
+import { StreamGroupConsumer } from '../stream/consumer.js'
+import type { StreamConsumerOptions } from '../stream/options.js'
+import type { FailedEntry, StreamEntry } from '../stream/types.js'
+import { InteractionApplier } from './apply.js'
+import { isPoisonError } from './errors.js'
+import { type InteractionEvent, parseInteractionEvent } from './events.js'
+import { InteractionKeys } from './keys.js'
+import type { FlushTables } from './tables.js'
+
+/** Options of {@link createInteractionFlush}: the consumer's options plus where the events live. */
+export interface InteractionFlushOptions
+  extends Omit<StreamConsumerOptions, 'sources' | 'group' | 'handler' | 'isPoison'> {
+  /** Key prefix, as given to {@link Interactions}. Required. */
+  prefix: string
+  /** Partitions, as given to {@link Interactions}. @default 16 */
+  partitions?: number
+  /** Consumer group name. @default 'flush' */
+  group?: string
+  /** Table names. @default {@link defaultFlushTables} */
+  tables?: Partial<FlushTables>
+  /** Prometheus name prefix. @default 'floodgate_interactions_flush_' */
+  metricPrefix?: string
+}
+
+/**
+ * The durable flush of interaction events to PostgreSQL: one consumer (run
+ * one per service instance) of the `flush` group over every partition stream,
+ * applying each batch with {@link InteractionApplier} in one transaction, then
+ * XACK. Malformed entries and entries PostgreSQL rejects as data errors
+ * (SQLSTATE 22/23) stay pending and go to the partition's dead-letter stream
+ * after `maxDeliveries`; any other database error backs off and retries the
+ * batch without acknowledging it. Call `start()`; `stop()` on shutdown.
+ *
+ * @throws {InvalidArgumentError} on invalid options.
+ */
+export function createInteractionFlush(
+  redis: RedisClient,
+  db: SqlDatabase,
+  options: InteractionFlushOptions,
+): StreamGroupConsumer {
+  const { prefix, partitions, group, tables, ...consumerOptions } = options
+  const keys = new InteractionKeys(prefix, partitions)
+  const applier = new InteractionApplier(tables)
+  return new StreamGroupConsumer(redis, {
+    metricPrefix: 'floodgate_interactions_flush_',
+    ...consumerOptions,
+    sources: keys.allPartitions().map((p) => ({ stream: keys.stream(p), deadLetter: keys.dead(p) })),
+    group: group ?? 'flush',
+    isPoison: isPoisonError,
+    handler: async (entries: readonly StreamEntry[]) => {
+      const events: InteractionEvent[] = []
+      const failed: FailedEntry[] = []
+      for (const entry of entries) {
+        try {
+          events.push(parseInteractionEvent(entry))
+        } catch (error) {
+          failed.push({ entry, error })
+        }
+      }
+      if (events.length > 0) await applier.apply(db, events)
+      return { failed }
+    },
+  })
+}

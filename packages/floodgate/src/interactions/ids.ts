@@ -1,0 +1,36 @@
+import { InvalidArgumentError } from '../errors/index.js'
+
+/** Largest PostgreSQL `bigint`, the type of video and user ids. */
+const BIGINT_MAX = 9223372036854775807n
+
+/** A video or user id: a positive integer up to PostgreSQL's `bigint` maximum. */
+export type EntityId = string | number | bigint
+
+/**
+ * Normalizes an id to its canonical decimal string (no sign, no leading zeros).
+ * @throws {InvalidArgumentError} when `id` is not an integer in [1, 2^63 - 1].
+ */
+export function canonicalId(field: string, id: EntityId): string {
+  let text: string
+  if (typeof id === 'bigint') text = id.toString()
+  else if (typeof id === 'number') {
+    if (!Number.isSafeInteger(id)) throw new InvalidArgumentError(field, `must be a safe integer, got ${id}`)
+    text = String(id)
+  } else text = id
+  if (!/^[1-9]\d{0,18}$/.test(text) || BigInt(text) > BIGINT_MAX) {
+    throw new InvalidArgumentError(
+      field,
+      `must be an integer in [1, 2^63-1], got ${JSON.stringify(String(id))}`,
+    )
+  }
+  return text
+}
+
+/**
+ * The ranking member for a video: its id zero-padded to 20 digits, so ZSET
+ * members with equal scores sort numerically by id (a newer, larger id ranks
+ * first under ZREVRANGE) instead of by string ("9" above "10").
+ */
+export function rankMember(videoId: string): string {
+  return videoId.padStart(20, '0')
+}

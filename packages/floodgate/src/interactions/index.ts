@@ -1,0 +1,17 @@
+export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
+export { InvalidEventError, isPoisonError } from './errors.js'
+export {
+  type InteractionEvent,
+  type MembershipEvent,
+  type PlayEvent,
+  parseInteractionEvent,
+} from './events.js'
+export { checkEvictionPolicy, type EvictionPolicyReport } from './eviction_policy.js'
+export { createInteractionFlush, type InteractionFlushOptions } from './flush.js'
+export { canonicalId, type EntityId, rankMember } from './ids.js'
+export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
+export { InteractionKeys, type RankMetric } from './keys.js'
+export { type InteractionOptions, interactionDefaults } from './options.js'
+export { interactionSchemaSql } from './schema.js'
+export { defaultFlushTables, type FlushTables } from './tables.js'
+export { isPlayViewer, playViewer } from './viewer.js'

@@ -1,0 +1,150 @@
+import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import { LuaScript } from '../redis/lua_script.js'
+import type { RedisClient } from '../redis/types.js'
+import { canonicalId, type EntityId, rankMember } from './ids.js'
+import { InteractionKeys } from './keys.js'
+import {
+  type InteractionOptions,
+  type ResolvedInteractionOptions,
+  resolveInteractionOptions,
+} from './options.js'
+import { isPlayViewer } from './viewer.js'
+
+const toggleScript = new LuaScript(new URL('./lua/toggle-4.lua', import.meta.url))
+const playScript = new LuaScript(new URL('./lua/play-5.lua', import.meta.url))
+
+/** Answer of a like / favourite change. */
+export interface ToggleResult {
+  /** True when the membership changed (and an event was appended); false for a repeat. */
+  changed: boolean
+  /** The caller's state after the call: liked / favourited or not. */
+  active: boolean
+  /** Members after the call (SCARD). */
+  count: number
+  /** Stream id of the appended event, `undefined` when nothing changed. */
+  eventId: string | undefined
+}
+
+/** Answer of a play. */
+export interface PlayResult {
+  /** True when this play counted; false for a repeat by the same viewer inside the dedupe window. */
+  counted: boolean
+  /** The video's play counter after the call. */
+  count: number
+  /** Stream id of the appended event, `undefined` when not counted. */
+  eventId: string | undefined
+}
+
+/**
+ * The interaction write path: likes, favourites and plays, each one Lua step
+ * (one round trip) that changes the Redis state, the rankings and appends an
+ * event to the partition's stream, only when something changed. A
+ * {@link InteractionFlush} consumer applies the events to PostgreSQL.
+ *
+ * The caller checks that the video exists and is visible before calling.
+ * Redis must run with `maxmemory-policy noeviction` (see {@link checkEvictionPolicy}).
+ */
+export class Interactions {
+  readonly keys: InteractionKeys
+  readonly options: ResolvedInteractionOptions
+  private readonly redis: RedisClient
+
+  /** @throws {InvalidArgumentError} on invalid options. */
+  constructor(redis: RedisClient, options: InteractionOptions) {
+    this.options = resolveInteractionOptions(options)
+    this.keys = new InteractionKeys(this.options.prefix, this.options.partitions)
+    this.redis = redis
+  }
+
+  /**
+   * Sets whether `userId` likes `videoId` (PUT: true, DELETE: false). Idempotent.
+   * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
+   */
+  setLiked(videoId: EntityId, userId: EntityId, liked: boolean): Promise<ToggleResult> {
+    return this.toggle('like', videoId, userId, liked)
+  }
+
+  /**
+   * Sets whether `userId` has favourited `videoId`. Idempotent. Favourites have no ranking.
+   * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
+   */
+  setFavorited(videoId: EntityId, userId: EntityId, favorited: boolean): Promise<ToggleResult> {
+    return this.toggle('favorite', videoId, userId, favorited)
+  }
+
+  /**
+   * Records a play by `viewer` (from {@link playViewer}); counted once per viewer per video per
+   * `playDedupeWindowMs`. Rate limiting is the caller's job.
+   * @throws {InvalidArgumentError} on an invalid id or viewer. @throws {StoreUnavailableError} when Redis fails.
+   */
+  async recordPlay(videoId: EntityId, viewer: string): Promise<PlayResult> {
+    const video = canonicalId('videoId', videoId)
+    if (!isPlayViewer(viewer)) throw new InvalidArgumentError('viewer', 'must come from playViewer()')
+    const p = this.keys.partitionOf(video)
+    const reply = await playScript.run(
+      this.redis,
+      [
+        this.keys.seen(video, viewer),
+        this.keys.plays(video),
+        this.keys.rankAll(p, 'plays'),
+        this.keys.rankMinutePrefix(p, 'plays'),
+        this.keys.stream(p),
+      ],
+      [
+        this.options.playDedupeWindowMs,
+        video,
+        rankMember(video),
+        viewer,
+        this.options.topK,
+        this.options.bucketTtlMs,
+      ],
+    )
+    const [flag, count, id] = parseReply('play', reply)
+    return { counted: flag === 1, count, eventId: id === '' ? undefined : id }
+  }
+
+  private async toggle(
+    kind: 'like' | 'favorite',
+    videoId: EntityId,
+    userId: EntityId,
+    active: boolean,
+  ): Promise<ToggleResult> {
+    const video = canonicalId('videoId', videoId)
+    const user = canonicalId('userId', userId)
+    const p = this.keys.partitionOf(video)
+    const reply = await toggleScript.run(
+      this.redis,
+      [
+        kind === 'like' ? this.keys.likes(video) : this.keys.favorites(video),
+        this.keys.rankAll(p, 'likes'),
+        this.keys.rankMinutePrefix(p, 'likes'),
+        this.keys.stream(p),
+      ],
+      [
+        user,
+        active ? '1' : '0',
+        video,
+        rankMember(video),
+        kind,
+        this.options.topK,
+        kind === 'like' ? '1' : '0',
+        this.options.bucketTtlMs,
+      ],
+    )
+    const [flag, count, id] = parseReply('toggle', reply)
+    return { changed: flag === 1, active, count, eventId: id === '' ? undefined : id }
+  }
+}
+
+function parseReply(script: string, reply: unknown): [number, number, string] {
+  if (
+    Array.isArray(reply) &&
+    reply.length === 3 &&
+    (reply[0] === 0 || reply[0] === 1) &&
+    typeof reply[1] === 'number' &&
+    typeof reply[2] === 'string'
+  ) {
+    return [reply[0], reply[1], reply[2]]
+  }
+  throw new ScriptContractError(script, reply)
+}

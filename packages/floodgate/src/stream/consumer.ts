@@ -1,0 +1,363 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Cluster, Redis } from 'ioredis'
+import { LuaScript } from '../redis/lua_script.js'
+import type { RedisClient } from '../redis/types.js'
+import { fullJitterDelayMs } from './backoff.js'
+import { ConsumerMetrics } from './metrics.js'
+import {
+  type ResolvedConsumerOptions,
+  resolveConsumerOptions,
+  type StreamConsumerOptions,
+} from './options.js'
+import { parseAutoClaimReply, parseDeliveryCount, parseReadReply } from './replies.js'
+import { parseStreamId } from './stream_id.js'
+import type { ConsumerEvent, LagSnapshot, StreamEntry, StreamSource } from './types.js'
+
+const trimScript = new LuaScript(new URL('./lua/trim-1.lua', import.meta.url))
+const deadLetterScript = new LuaScript(new URL('./lua/dead-letter-2.lua', import.meta.url))
+
+/** Counters since start, for tests and benchmarks. */
+export interface ConsumerStats {
+  applied: number
+  batches: number
+  claimed: number
+  deletedWhilePending: number
+  deadLettered: number
+  rejected: number
+  transientFailures: number
+}
+
+/**
+ * One consumer of a Redis Streams consumer group over several streams (the
+ * partitions), with at-least-once delivery made safe by an idempotent handler:
+ *
+ * - reads batches with XREADGROUP (non-blocking reads over all streams, then
+ *   one blocking read when all were empty — on Redis Cluster, a short poll);
+ * - hands each batch to the handler, then XACKs it; a transient failure (the
+ *   database is down) retries the same batch with full-jitter backoff, never
+ *   acknowledging it; a poison failure bisects the batch to isolate the bad
+ *   entry, which stays pending;
+ * - claims entries idle for `claimIdleMs` on any consumer (a crashed one)
+ *   with XAUTOCLAIM (ids deleted meanwhile are dropped from the PEL by Redis 7);
+ * - moves an entry that failed as poison after `maxDeliveries` deliveries to
+ *   the dead-letter stream, atomically with its XACK;
+ * - trims every stream below the oldest entry still pending or undelivered
+ *   (never a pending one), and publishes lag metrics.
+ *
+ * It uses its own connection (a duplicate of the given client) so its blocking
+ * reads never delay the caller's commands.
+ */
+export class StreamGroupConsumer {
+  readonly options: ResolvedConsumerOptions
+  readonly stats: ConsumerStats = {
+    applied: 0,
+    batches: 0,
+    claimed: 0,
+    deletedWhilePending: 0,
+    deadLettered: 0,
+    rejected: 0,
+    transientFailures: 0,
+  }
+  private readonly redis: RedisClient
+  private readonly metrics: ConsumerMetrics | undefined
+  private readonly claimCursors = new Map<string, string>()
+  private readonly abort = new AbortController()
+  private running = false
+  private loop: Promise<void> | undefined
+
+  /** @throws {InvalidArgumentError} on invalid options. */
+  constructor(redis: RedisClient, options: StreamConsumerOptions) {
+    this.options = resolveConsumerOptions(options)
+    this.redis = duplicate(redis, this.options.blockMs)
+    this.metrics = this.options.registry
+      ? new ConsumerMetrics(this.options.registry, this.options.metricPrefix, this.options.group)
+      : undefined
+  }
+
+  /** This consumer's name in the group. */
+  get name(): string {
+    return this.options.consumerName
+  }
+
+  /** Starts the consume loop in the background. Calling it twice is a no-op. */
+  start(): void {
+    if (this.running || this.abort.signal.aborted) return
+    this.running = true
+    this.loop = this.run()
+  }
+
+  /**
+   * Stops after the batch in progress (at most one blocking read, `blockMs`, later) and closes the
+   * connection. Unacknowledged entries stay pending and are claimed by another consumer.
+   */
+  async stop(): Promise<void> {
+    this.running = false
+    this.abort.abort()
+    await this.loop
+    await this.redis.quit().catch(() => this.redis.disconnect())
+  }
+
+  /** Creates the group on every stream (at id 0, with MKSTREAM) where it is missing. */
+  async ensureGroups(): Promise<void> {
+    await Promise.all(
+      this.options.sources.map((s) =>
+        this.redis.call('XGROUP', 'CREATE', s.stream, this.options.group, '0', 'MKSTREAM').catch((error) => {
+          if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error
+        }),
+      ),
+    )
+  }
+
+  /** Trims acknowledged entries on every stream and reports the group's lag (also to the gauges). */
+  async maintain(): Promise<LagSnapshot> {
+    const replies = await Promise.all(
+      this.options.sources.map((s) => trimScript.run(this.redis, [s.stream], [this.options.group])),
+    )
+    const lag: LagSnapshot = {
+      length: 0,
+      pending: 0,
+      oldestPendingAgeMs: 0,
+      oldestUndeliveredAgeMs: 0,
+      trimmed: 0,
+    }
+    for (const reply of replies) {
+      const [trimmed, length, pending, oldest, undelivered, now] = reply as [
+        number,
+        number,
+        number,
+        string,
+        string,
+        number,
+      ]
+      lag.trimmed += trimmed
+      lag.length += length
+      lag.pending += pending
+      lag.oldestPendingAgeMs = Math.max(lag.oldestPendingAgeMs, ageMs(oldest, now))
+      lag.oldestUndeliveredAgeMs = Math.max(lag.oldestUndeliveredAgeMs, ageMs(undelivered, now))
+    }
+    this.metrics?.lag(lag)
+    return lag
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0
+    let nextClaim = 0
+    let nextMaintenance = 0
+    let groupsReady = false
+    while (this.running) {
+      let phase: 'read' | 'claim' | 'maintain' = 'read'
+      try {
+        if (!groupsReady) {
+          await this.ensureGroups()
+          groupsReady = true
+        }
+        const now = Date.now()
+        if (now >= nextClaim) {
+          phase = 'claim'
+          nextClaim = now + this.options.claimIntervalMs
+          const claimed = await this.claim()
+          for (let i = 0; i < claimed.length && this.running; i += this.options.batchSize) {
+            await this.process(claimed.slice(i, i + this.options.batchSize))
+          }
+        }
+        if (now >= nextMaintenance) {
+          phase = 'maintain'
+          nextMaintenance = now + this.options.maintenanceIntervalMs
+          await this.maintain()
+        }
+        phase = 'read'
+        const batch = await this.readNew()
+        if (batch.length > 0) await this.process(batch)
+        failures = 0
+      } catch (error) {
+        if (!this.running) break
+        if (String((error as Error)?.message).includes('NOGROUP')) groupsReady = false
+        this.emit({ type: 'error', phase, error })
+        await this.pause(fullJitterDelayMs(failures++, this.options.backoffBaseMs, this.options.backoffMaxMs))
+      }
+    }
+  }
+
+  /** Non-blocking reads spread over the streams until the batch is full; one blocking wait when all are empty. */
+  private async readNew(): Promise<StreamEntry[]> {
+    const { batchSize, sources } = this.options
+    const batch: StreamEntry[] = []
+    let candidates: readonly StreamSource[] = sources
+    while (candidates.length > 0 && batch.length < batchSize) {
+      const count = Math.max(1, Math.ceil((batchSize - batch.length) / candidates.length))
+      const replies = await Promise.all(candidates.map((s) => this.read([s.stream], count, undefined)))
+      const full: StreamSource[] = []
+      replies.forEach((entries, i) => {
+        batch.push(...entries)
+        if (entries.length === count) full.push(candidates[i]!)
+      })
+      candidates = full
+    }
+    if (batch.length > 0 || !this.running) return batch
+    if (this.redis.isCluster) {
+      await this.pause(this.options.pollIntervalMs)
+      return []
+    }
+    const count = Math.max(1, Math.ceil(batchSize / sources.length))
+    return this.read(
+      sources.map((s) => s.stream),
+      count,
+      this.options.blockMs,
+    )
+  }
+
+  private async read(streams: readonly string[], count: number, blockMs: number | undefined) {
+    const args: (string | number)[] = ['GROUP', this.options.group, this.name, 'COUNT', count]
+    if (blockMs !== undefined) args.push('BLOCK', blockMs)
+    args.push('STREAMS', ...streams, ...streams.map(() => '>'))
+    return parseReadReply(await this.redis.call('XREADGROUP', ...args))
+  }
+
+  /** XAUTOCLAIM over every stream, resuming each stream's cursor from the previous round. */
+  private async claim(): Promise<StreamEntry[]> {
+    const replies = await Promise.all(
+      this.options.sources.map(async (s) => {
+        const cursor = this.claimCursors.get(s.stream) ?? '0-0'
+        const reply = await this.redis.call(
+          'XAUTOCLAIM',
+          s.stream,
+          this.options.group,
+          this.name,
+          this.options.claimIdleMs,
+          cursor,
+          'COUNT',
+          this.options.batchSize,
+        )
+        const parsed = parseAutoClaimReply(s.stream, reply)
+        this.claimCursors.set(s.stream, parsed.cursor)
+        return parsed
+      }),
+    )
+    const entries = replies.flatMap((r) => r.entries)
+    const deleted = replies.reduce((sum, r) => sum + r.deleted, 0)
+    if (entries.length > 0 || deleted > 0) {
+      this.stats.claimed += entries.length
+      this.stats.deletedWhilePending += deleted
+      this.metrics?.claim(entries.length)
+      this.emit({ type: 'claimed', count: entries.length, deleted })
+    }
+    return entries
+  }
+
+  /** Applies a batch: ack on success, backoff and retry on a transient error, bisect on a poison one. */
+  private async process(entries: readonly StreamEntry[]): Promise<void> {
+    if (entries.length === 0) return
+    for (let attempt = 0; ; attempt++) {
+      const started = performance.now()
+      let failed: ReadonlyMap<StreamEntry, unknown>
+      try {
+        const outcome = await this.options.handler(entries)
+        failed = new Map((outcome?.failed ?? []).map((f) => [f.entry, f.error]))
+      } catch (error) {
+        if (this.options.isPoison(error)) {
+          if (entries.length === 1) return this.reject(entries[0]!, error)
+          const middle = entries.length >> 1
+          await this.process(entries.slice(0, middle))
+          return this.process(entries.slice(middle))
+        }
+        this.stats.transientFailures++
+        this.emit({ type: 'error', phase: 'apply', error })
+        if (!this.running) return
+        await this.pause(fullJitterDelayMs(attempt, this.options.backoffBaseMs, this.options.backoffMaxMs))
+        continue
+      }
+      const applied = entries.filter((e) => !failed.has(e))
+      this.stats.batches++
+      this.stats.applied += applied.length
+      this.metrics?.appliedBatch(applied.length, (performance.now() - started) / 1000)
+      await this.ack(applied)
+      for (const [entry, error] of failed) await this.reject(entry, error)
+      return
+    }
+  }
+
+  /** XACK per stream. A failed ack only means a later redelivery, which the idempotent handler absorbs. */
+  private async ack(entries: readonly StreamEntry[]): Promise<void> {
+    const byStream = new Map<string, string[]>()
+    for (const e of entries) {
+      const ids = byStream.get(e.stream)
+      if (ids) ids.push(e.id)
+      else byStream.set(e.stream, [e.id])
+    }
+    try {
+      await Promise.all(
+        [...byStream].map(([stream, ids]) => this.redis.call('XACK', stream, this.options.group, ...ids)),
+      )
+    } catch (error) {
+      this.emit({ type: 'error', phase: 'ack', error })
+    }
+  }
+
+  /** A poison entry: leave it pending for a later delivery, or dead-letter it after `maxDeliveries`. */
+  private async reject(entry: StreamEntry, error: unknown): Promise<void> {
+    try {
+      const deliveries = parseDeliveryCount(
+        await this.redis.call('XPENDING', entry.stream, this.options.group, entry.id, entry.id, 1),
+      )
+      if (deliveries < this.options.maxDeliveries) {
+        this.stats.rejected++
+        this.emit({ type: 'rejected', stream: entry.stream, id: entry.id, deliveries, error })
+        return
+      }
+      const source = this.options.sources.find((s) => s.stream === entry.stream)
+      if (!source) return
+      const moved = await deadLetterScript.run(
+        this.redis,
+        [source.stream, source.deadLetter],
+        [this.options.group, entry.id, describe(error), deliveries, this.name],
+      )
+      if (moved === 1) {
+        this.stats.deadLettered++
+        this.metrics?.deadLetter()
+        this.emit({ type: 'dead-lettered', stream: entry.stream, id: entry.id, deliveries, error })
+      }
+    } catch (redisError) {
+      this.emit({ type: 'error', phase: 'dead-letter', error: redisError })
+    }
+  }
+
+  private emit(event: ConsumerEvent): void {
+    try {
+      this.options.onEvent?.(event)
+    } catch {
+      // an observer's bug must not stop the consumer
+    }
+  }
+
+  private async pause(ms: number): Promise<void> {
+    await sleep(ms, undefined, { signal: this.abort.signal }).catch(() => undefined)
+  }
+}
+
+function ageMs(id: string, nowMs: number): number {
+  const parts = id === '' ? undefined : parseStreamId(id)
+  return parts ? Math.max(0, nowMs - Number(parts.ms)) : 0
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code
+    return code === undefined
+      ? `${error.name}: ${error.message}`
+      : `${error.name} [${String(code)}]: ${error.message}`
+  }
+  return String(error)
+}
+
+/** A dedicated connection whose command timeout outlasts a blocking read; it queues while reconnecting. */
+function duplicate(client: RedisClient, blockMs: number): RedisClient {
+  const commandTimeout = blockMs + 5000
+  if (client.isCluster) {
+    const cluster = client as Cluster
+    return cluster.duplicate([], {
+      enableOfflineQueue: true,
+      redisOptions: { ...cluster.options.redisOptions, commandTimeout, maxRetriesPerRequest: 1 },
+    })
+  }
+  return (client as Redis).duplicate({ commandTimeout, enableOfflineQueue: true, maxRetriesPerRequest: 1 })
+}

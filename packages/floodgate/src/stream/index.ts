@@ -1,0 +1,13 @@
+export { fullJitterDelayMs } from './backoff.js'
+export { type ConsumerStats, StreamGroupConsumer } from './consumer.js'
+export type { StreamConsumerOptions } from './options.js'
+export { compareStreamIds, parseStreamId, type StreamIdParts } from './stream_id.js'
+export type {
+  BatchHandler,
+  BatchOutcome,
+  ConsumerEvent,
+  FailedEntry,
+  LagSnapshot,
+  StreamEntry,
+  StreamSource,
+} from './types.js'

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Registry } from 'prom-client'
+import { InvalidArgumentError } from '../errors/index.js'
+import type { BatchHandler, ConsumerEvent, StreamSource } from './types.js'
+
+/** Options of a {@link StreamGroupConsumer}. */
+export interface StreamConsumerOptions {
+  /** The streams to consume (each with its dead-letter stream). Required, non-empty. */
+  sources: readonly StreamSource[]
+  /** Consumer group name; created at id 0 with MKSTREAM when missing. Required. */
+  group: string
+  /** Applies one batch; must be idempotent. Required. */
+  handler: BatchHandler
+  /**
+   * This consumer's name in the group; unique per process.
+   * @default `<hostname>-<pid>-<6 random hex>`
+   */
+  consumerName?: string
+  /**
+   * Target entries per batch (one handler call); a read spreads it over the streams.
+   * @default 1000
+   */
+  batchSize?: number
+  /**
+   * How long (ms) a blocking XREADGROUP waits when every stream is empty (single-node Redis).
+   * @default 1000
+   */
+  blockMs?: number
+  /**
+   * Sleep (ms) between polls when every stream is empty on Redis Cluster (where one blocking
+   * read cannot span slots).
+   * @default 100
+   */
+  pollIntervalMs?: number
+  /**
+   * Idle time (ms) after which an entry pending on another (presumably dead) consumer is claimed
+   * with XAUTOCLAIM.
+   * @default 30000
+   */
+  claimIdleMs?: number
+  /**
+   * How often (ms) to look for idle pending entries.
+   * @default min(claimIdleMs, 5000)
+   */
+  claimIntervalMs?: number
+  /**
+   * An entry that fails with a poison error (see `isPoison`) after this many deliveries goes to
+   * the dead-letter stream. Transient failures (the database is down) never dead-letter.
+   * @default 5
+   */
+  maxDeliveries?: number
+  /**
+   * Tells a poison error (this data can never apply: bisect the batch, count deliveries) from a
+   * transient one (retry the same batch with backoff, unacknowledged).
+   * @default every error is transient
+   */
+  isPoison?: (error: unknown) => boolean
+  /**
+   * Backoff after a transient failure: full jitter over base · 2^attempt (ms), capped at `backoffMaxMs`.
+   * @default 100
+   */
+  backoffBaseMs?: number
+  /** @default 5000 */
+  backoffMaxMs?: number
+  /**
+   * How often (ms) to trim acknowledged entries and refresh the lag gauges.
+   * @default 1000
+   */
+  maintenanceIntervalMs?: number
+  /** prom-client registry for the lag and throughput metrics. @default none (no metrics) */
+  registry?: Registry
+  /** Metric name prefix. @default `floodgate_stream_` */
+  metricPrefix?: string
+  /** Observer for errors, rejections, dead letters and claims (for logs). @default none */
+  onEvent?: (event: ConsumerEvent) => void
+}
+
+export type ResolvedConsumerOptions = Required<Omit<StreamConsumerOptions, 'registry' | 'onEvent'>> &
+  Pick<StreamConsumerOptions, 'registry' | 'onEvent'>
+
+/** Applies defaults and checks ranges. @throws {InvalidArgumentError} naming the field. */
+export function resolveConsumerOptions(options: StreamConsumerOptions): ResolvedConsumerOptions {
+  if (options.sources.length === 0) throw new InvalidArgumentError('sources', 'must not be empty')
+  if (options.group.length === 0) throw new InvalidArgumentError('group', 'must not be empty')
+  const claimIdleMs = options.claimIdleMs ?? 30_000
+  const o: ResolvedConsumerOptions = {
+    consumerName: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    batchSize: 1000,
+    blockMs: 1000,
+    pollIntervalMs: 100,
+    claimIntervalMs: Math.min(claimIdleMs, 5000),
+    maxDeliveries: 5,
+    isPoison: () => false,
+    backoffBaseMs: 100,
+    backoffMaxMs: 5000,
+    maintenanceIntervalMs: 1000,
+    metricPrefix: 'floodgate_stream_',
+    ...stripUndefined(options),
+    claimIdleMs,
+  }
+  for (const field of [
+    'batchSize',
+    'blockMs',
+    'pollIntervalMs',
+    'claimIdleMs',
+    'claimIntervalMs',
+    'maxDeliveries',
+    'backoffBaseMs',
+    'backoffMaxMs',
+    'maintenanceIntervalMs',
+  ] as const) {
+    const value = o[field]
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new InvalidArgumentError(field, `must be a positive integer, got ${value}`)
+    }
+  }
+  return o
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T
+}
