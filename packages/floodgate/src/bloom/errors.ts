@@ -1,0 +1,12 @@
+import { FloodgateError } from '../errors/index.js'
+
+/**
+ * A rebuild did not complete: its rebuild lock was lost, its signal aborted,
+ * another rebuild superseded it, or its fresh shard keys vanished. The served
+ * generation is unchanged. `code`: `FLOODGATE_BLOOM_REBUILD_FAILED`.
+ */
+export class BloomRebuildError extends FloodgateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('FLOODGATE_BLOOM_REBUILD_FAILED', message, options)
+  }
+}

@@ -1,0 +1,12 @@
+export { type BloomFailOpenEvent, BloomFilter, type BloomFilterOptions } from './bloom_filter.js'
+export { BloomRebuildError } from './errors.js'
+export type { Generations } from './layout.js'
+export { BitPositions, type ItemBits } from './positions.js'
+export type { RebuildOptions, RebuildResult } from './rebuild.js'
+export {
+  type BloomSize,
+  bloomSize,
+  defaultShards,
+  expectedFalsePositiveRate,
+  SHARD_TARGET_BITS,
+} from './sizing.js'

@@ -1,0 +1,15 @@
+-- Switches a Bloom filter to a freshly built generation, atomically.
+--
+-- KEYS[1]  meta hash of the filter: fields `ready` (generation served),
+--          `building` (generation being rebuilt), `seq` (last generation number)
+-- ARGV[1]  generation that finished building
+--
+-- Returns: the generation served before (integer, 0 if none) when the switch
+--          happened; -1 when `building` is no longer ARGV[1] (nothing changed).
+if redis.call('HGET', KEYS[1], 'building') ~= ARGV[1] then
+  return -1
+end
+local previous = tonumber(redis.call('HGET', KEYS[1], 'ready') or '0')
+redis.call('HSET', KEYS[1], 'ready', ARGV[1])
+redis.call('HDEL', KEYS[1], 'building')
+return previous

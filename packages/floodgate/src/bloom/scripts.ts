@@ -1,0 +1,8 @@
+import { LuaScript } from '../redis/index.js'
+
+/** Batch membership test on one shard (see `check-1.lua`). */
+export const checkScript = new LuaScript(new URL('./check-1.lua', import.meta.url))
+/** Batch bit-set on one existing shard (see `add-1.lua`). */
+export const addScript = new LuaScript(new URL('./add-1.lua', import.meta.url))
+/** Generation switch (see `publish-1.lua`). */
+export const publishScript = new LuaScript(new URL('./publish-1.lua', import.meta.url))

@@ -1,0 +1,81 @@
+import { ScriptContractError } from '../errors/index.js'
+import type { RedisClient } from '../redis/index.js'
+import type { BloomLayout } from './layout.js'
+import type { BitPositions } from './positions.js'
+import { addScript, checkScript } from './scripts.js'
+
+/** Items of one batch that live in one shard: their indexes in the batch and their k offsets each. */
+export interface ShardBatch {
+  shard: number
+  indexes: number[]
+  offsets: number[]
+}
+
+/** Groups items by shard, at most `itemsPerCall` items per group (one script call each). */
+export function groupByShard(
+  positions: BitPositions,
+  items: readonly string[],
+  itemsPerCall: number,
+): ShardBatch[] {
+  const open = new Map<number, ShardBatch>()
+  const batches: ShardBatch[] = []
+  for (let index = 0; index < items.length; index++) {
+    const { shard, offsets } = positions.of(items[index]!)
+    let batch = open.get(shard)
+    if (!batch || batch.indexes.length >= itemsPerCall) {
+      batch = { shard, indexes: [], offsets: [] }
+      open.set(shard, batch)
+      batches.push(batch)
+    }
+    batch.indexes.push(index)
+    for (const offset of offsets) batch.offsets.push(offset)
+  }
+  return batches
+}
+
+/**
+ * Sets the bits of every batch in generation `generation`, all calls sent at
+ * once (one round trip). Resolves false if some shard key did not exist.
+ */
+export async function writeBatches(
+  redis: RedisClient,
+  layout: BloomLayout,
+  generation: number,
+  batches: readonly ShardBatch[],
+): Promise<boolean> {
+  const replies = await Promise.all(
+    batches.map((b) => addScript.run(redis, [layout.shardKey(b.shard, generation)], b.offsets)),
+  )
+  for (const reply of replies)
+    if (reply !== 0 && reply !== 1) throw new ScriptContractError(addScript.name, reply)
+  return replies.every((reply) => reply === 1)
+}
+
+/**
+ * Tests every batch against generation `generation`, all calls sent at once.
+ * Resolves one answer per item (`count` items), or null if some shard key did
+ * not exist (the generation is gone: the answers would not be trustworthy).
+ */
+export async function checkBatches(
+  redis: RedisClient,
+  layout: BloomLayout,
+  generation: number,
+  batches: readonly ShardBatch[],
+  count: number,
+): Promise<boolean[] | null> {
+  const replies = await Promise.all(
+    batches.map((b) =>
+      checkScript.run(redis, [layout.shardKey(b.shard, generation)], [layout.hashes, ...b.offsets]),
+    ),
+  )
+  const answers = new Array<boolean>(count).fill(true)
+  for (let i = 0; i < batches.length; i++) {
+    const reply = replies[i]
+    const batch = batches[i]!
+    if (reply === null) return null
+    if (!Array.isArray(reply) || reply.length !== batch.indexes.length)
+      throw new ScriptContractError(checkScript.name, reply)
+    for (let j = 0; j < batch.indexes.length; j++) answers[batch.indexes[j]!] = reply[j] === 1
+  }
+  return answers
+}
