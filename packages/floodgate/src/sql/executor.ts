@@ -1,0 +1,57 @@
+/**
+ * The little SQL access floodgate needs: parameterized queries (`$1`, `$2`, …,
+ * PostgreSQL placeholders) returning rows, and a transaction. The library never
+ * imports a driver: {@link pgPoolDatabase} adapts a `pg.Pool`; a service on Kysely
+ * adapts it with `executeQuery(CompiledQuery.raw(text, params))` (PGlite works too).
+ */
+export interface SqlExecutor {
+  /** Runs one statement. @throws whatever the driver throws (callers wrap it). */
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<{ rows: R[] }>
+}
+
+/** A {@link SqlExecutor} that can also run a function inside one transaction. */
+export interface SqlDatabase extends SqlExecutor {
+  /** Runs `fn` in BEGIN … COMMIT (ROLLBACK when it throws) on one connection. */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>
+}
+
+/** The part of `pg.Pool` the adapter uses (structural, so the library needs no `pg` dependency). */
+export interface PgPoolLike {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>
+  connect(): Promise<{
+    query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>
+    release(error?: Error | boolean): void
+  }>
+}
+
+/** Adapts a `pg.Pool` (or anything shaped like it) to {@link SqlDatabase}. */
+export function pgPoolDatabase(pool: PgPoolLike): SqlDatabase {
+  return {
+    async query<R>(text: string, params: readonly unknown[] = []) {
+      const result = await pool.query(text, [...params])
+      return { rows: result.rows as R[] }
+    },
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      const client = await pool.connect()
+      const tx: SqlExecutor = {
+        async query<R>(text: string, params: readonly unknown[] = []) {
+          const result = await client.query(text, [...params])
+          return { rows: result.rows as R[] }
+        },
+      }
+      let failed: Error | undefined
+      try {
+        await client.query('BEGIN')
+        const value = await fn(tx)
+        await client.query('COMMIT')
+        return value
+      } catch (error) {
+        failed = error instanceof Error ? error : new Error(String(error))
+        await client.query('ROLLBACK').catch(() => undefined)
+        throw error
+      } finally {
+        client.release(failed)
+      }
+    },
+  }
+}

@@ -1,0 +1,1 @@
+export { type PgPoolLike, pgPoolDatabase, type SqlDatabase, type SqlExecutor } from './executor.js'
