@@ -18,8 +18,8 @@ export interface RateLimitHeaderOptions {
  * - `RateLimit: "<name>";r=<remaining>;t=<s>`: when allowed, t = seconds until the quota is
  *   fully restored, ceil((resetAtMs − nowMs) / 1000); when rejected, t = seconds until this
  *   request would fit, ceil(retryAfterMs / 1000) (≥ 1), or the full-restore time when it can never fit;
- * - `X-RateLimit-Limit`, `X-RateLimit-Remaining`, and `X-RateLimit-Reset`: the moment `t` points
- *   at, in Unix epoch seconds (ceil), on the deciding clock;
+ * - `X-RateLimit-Limit`, `X-RateLimit-Remaining`, and `X-RateLimit-Reset`: the moment `t` counts
+ *   down to (nowMs + the same duration), in Unix epoch seconds (ceil), on the deciding clock;
  * - when rejected, `Retry-After: <s>`: an integer number of seconds ≥ t (RFC 9110 §10.2.3).
  *
  * Durations are computed from the result's own `nowMs`, so the app server's clock never enters.
@@ -44,7 +44,7 @@ export function rateLimitHeaders(
     RateLimit: `"${name}";r=${result.remaining};t=${t}`,
     'X-RateLimit-Limit': String(result.limit),
     'X-RateLimit-Remaining': String(result.remaining),
-    'X-RateLimit-Reset': String(Math.ceil((result.nowMs + t * 1000) / 1000)),
+    'X-RateLimit-Reset': String(Math.ceil((result.nowMs + untilMs) / 1000)),
   }
   if (!result.allowed) headers['Retry-After'] = String(t)
   return headers

@@ -37,8 +37,10 @@ local function resetAt()
 end
 
 if cost > limit or count + cost > limit then
-  if count > 0 and redis.call('PTTL', KEYS[1]) == -1 then
-    redis.call('PEXPIRE', KEYS[1], window)
+  for i = 1, 2 do
+    if redis.call('PTTL', KEYS[i]) == -1 then
+      redis.call('PEXPIRE', KEYS[i], window)
+    end
   end
   local left = math.max(0, limit - count)
   if cost > limit then
