@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { TEST_REDIS_URL } from './support/app.js'
+import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from './support/database.js'
+
+const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
+const dataDir = mkdtempSync(join(tmpdir(), 'va-main-'))
+const schema = uniqueSchema('main')
+const children: ChildProcess[] = []
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+  if (testDbKind === 'pg') await dropSchema(schema)
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+async function start(
+  port: number,
+): Promise<{ child: ChildProcess; exited: Promise<number | null>; output: () => string }> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    REDIS_URL: TEST_REDIS_URL,
+    DATA_DIR: dataDir,
+    SEED_USERS: '10',
+    SEED_VIDEOS: '120',
+    LOG_LEVEL: 'warn',
+  }
+  delete env.JWT_SECRET
+  delete env.CONFIG_FILE
+  if (testDbKind === 'pg') {
+    env.DATABASE_URL = TEST_PG_URL
+    env.DB_SCHEMA = schema
+  } else delete env.DATABASE_URL
+  const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.push(child)
+  let out = ''
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString()
+  })
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString()
+  })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return { child, exited, output: () => out }
+}
+
+async function waitReady(port: number, output: () => string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`)
+      if (res.status === 200) return
+    } catch {}
+    await sleep(100)
+  }
+  throw new Error(`not ready on ${port}: ${output()}`)
+}
+
+describe('src/main.ts as a real process', () => {
+  it('starts, seeds once, answers /readyz and the feed, shares tokens across instances, exits 0 on SIGTERM', async () => {
+    // Two instances at once on one database (PGlite: one process owns the data folder, so one instance).
+    const count = testDbKind === 'pg' ? 2 : 1
+    const ports = await Promise.all(Array.from({ length: count }, freePort))
+    const instances = await Promise.all(ports.map(start))
+    await Promise.all(instances.map((p, i) => waitReady(ports[i]!, p.output)))
+
+    const base = (i: number) => `http://127.0.0.1:${ports[i]}`
+    const feed = (await (await fetch(`${base(0)}/feed/recommend`)).json()) as { items: { id: string }[] }
+    expect(feed.items).toHaveLength(20)
+    const video = await fetch(`${base(count - 1)}/videos/${feed.items[0]!.id}`)
+    expect(video.status).toBe(200)
+
+    const reg = await fetch(`${base(0)}/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'smoke_user', password: 'smoke-password' }),
+    })
+    expect(reg.status).toBe(201)
+    const { token, userId } = (await reg.json()) as { token: string; userId: string }
+    // Seeded exactly once although instances raced: 10 seeded users, then ours.
+    expect(Number(userId)).toBe(11)
+    const create = await fetch(`${base(count - 1)}/videos`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        title: 'smoke',
+        coverUrl: 'https://c.example/s.jpg',
+        playUrl: 'https://v.example/s.mp4',
+      }),
+    })
+    expect(create.status).toBe(201)
+
+    for (const p of instances) p.child.kill('SIGTERM')
+    const codes = await Promise.all(instances.map((p) => p.exited))
+    expect(codes, instances.map((p) => p.output()).join('\n')).toEqual(instances.map(() => 0))
+  })
+
+  it('exits with a message naming the field on a bad config value', async () => {
+    const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+      env: { ...process.env, PORT: 'abc' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let err = ''
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString()
+    })
+    const code = await new Promise((resolve) => child.once('exit', resolve))
+    expect(code).toBe(78)
+    expect(err).toContain('PORT: must be an integer 0-65535, got "abc"')
+  })
+})

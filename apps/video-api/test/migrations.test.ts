@@ -1,0 +1,52 @@
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { dropSchema, TEST_PG_URL, uniqueSchema } from './support/database.js'
+import { runWorker } from './support/workers.js'
+
+// About the PostgreSQL server (several processes, one schema): runs in both suite modes.
+const schema = uniqueSchema('migrate')
+afterAll(() => dropSchema(schema))
+
+describe('migrations under concurrency', () => {
+  it('three processes migrating one schema at once all succeed, and exactly one applies each migration', async () => {
+    const startAt = Date.now() + 2500
+    const workers = [0, 1, 2].map(() =>
+      spawnWorker(new URL('./workers/migrate_worker.ts', import.meta.url), [
+        TEST_PG_URL,
+        schema,
+        String(startAt),
+      ]),
+    )
+    const results = (await Promise.all(workers.map((w) => w.waitFor(() => true, 30_000)))) as {
+      ok: boolean
+      applied?: string[]
+      error?: string
+    }[]
+    await Promise.all(workers.map((w) => w.exited))
+    expect(results.map((r) => r.error ?? 'ok')).toEqual(['ok', 'ok', 'ok'])
+    expect(results.flatMap((r) => r.applied ?? [])).toEqual(['0001_initial'])
+
+    const client = new pg.Client({ connectionString: TEST_PG_URL })
+    await client.connect()
+    try {
+      const tables = await client.query<{ table_name: string }>(
+        'select table_name from information_schema.tables where table_schema = $1 order by 1',
+        [schema],
+      )
+      expect(tables.rows.map((r) => r.table_name)).toEqual([
+        'kysely_migration',
+        'kysely_migration_lock',
+        'users',
+        'video_favorites',
+        'video_likes',
+        'video_plays',
+        'video_popularity',
+        'videos',
+      ])
+      const applied = await client.query(`select name from "${schema}".kysely_migration`)
+      expect(applied.rowCount).toBe(1)
+    } finally {
+      await client.end()
+    }
+  })
+})
