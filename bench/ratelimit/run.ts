@@ -1,0 +1,148 @@
+// Rate-limit decisions: throughput and latency per algorithm against a raw INCR round
+// trip and rate-limiter-flexible's RateLimiterRedis, at the same concurrency, in one run
+// against one Redis; then Redis memory per limiter key (MEMORY USAGE).
+//
+//   node --conditions=floodgate-source --import tsx bench/ratelimit/run.ts
+//   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_MS (5000), BENCH_CONCURRENCY (64), BENCH_KEYS (10000)
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import {
+  createRateLimiter,
+  createRedisClient,
+  KeySpace,
+  type RateLimitAlgorithm,
+  rateLimitKeys,
+} from 'floodgate'
+import { closedLoop, type LoadResult } from './load.js'
+
+interface PeerRedis {
+  incr(key: string): Promise<number>
+  call(...args: (string | number)[]): Promise<unknown>
+  scan(cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>
+  unlink(...keys: string[]): Promise<number>
+  quit(): Promise<unknown>
+}
+interface PeerLimiter {
+  consume(key: string, points?: number): Promise<unknown>
+}
+
+const peers = createRequire(new URL('../peers/package.json', import.meta.url))
+const { RateLimiterRedis } = peers('rate-limiter-flexible') as {
+  RateLimiterRedis: new (options: Record<string, unknown>) => PeerLimiter
+}
+const IORedis5 = peers('ioredis') as new (url: string, options?: Record<string, unknown>) => PeerRedis
+const rlfVersion = (peers('rate-limiter-flexible/package.json') as { version: string }).version
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const durationMs = Number(process.env.BENCH_DURATION_MS ?? 5000)
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 64)
+const keyCount = Number(process.env.BENCH_KEYS ?? 10_000)
+const LIMIT = 100
+const WINDOW_MS = 60_000
+const ALGORITHMS: RateLimitAlgorithm[] = ['fixedWindow', 'slidingLog', 'slidingWindow', 'tokenBucket', 'gcra']
+
+const prefix = `bench:rl:${process.pid}`
+const keySpace = new KeySpace(prefix)
+const redis = createRedisClient(url, { commandTimeoutMs: 5000 })
+const peerRedis = new IORedis5(url, { enableOfflineQueue: true })
+const keyOf = (i: number) => `user-${(i * 7919) % keyCount}`
+
+async function cleanup(): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await peerRedis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    cursor = next
+    if (keys.length > 0) await peerRedis.unlink(...keys)
+  } while (cursor !== '0')
+}
+
+const results: LoadResult[] = []
+const run = async (name: string, op: (i: number) => Promise<unknown>) => {
+  await cleanup()
+  await closedLoop(`${name} (warm-up)`, op, concurrency, Math.min(1000, durationMs / 5)) // JIT, script cache
+  await cleanup()
+  const result = await closedLoop(name, op, concurrency, durationMs)
+  results.push(result)
+  process.stderr.write(`${name}: ${result.opsPerSec}/s p50 ${result.p50Ms} ms p99 ${result.p99Ms} ms\n`)
+}
+
+await run('raw INCR (ioredis 6)', (i) => redis.incr(`${prefix}:incr:${keyOf(i)}`))
+await run('raw INCR (ioredis 5)', (i) => peerRedis.incr(`${prefix}:incr5:${keyOf(i)}`))
+const rlf = new RateLimiterRedis({
+  storeClient: peerRedis,
+  keyPrefix: `${prefix}:rlf`,
+  points: LIMIT,
+  duration: WINDOW_MS / 1000,
+})
+await run(`rate-limiter-flexible ${rlfVersion} RateLimiterRedis`, (i) =>
+  rlf.consume(keyOf(i)).catch((rejection: unknown) => {
+    if (rejection instanceof Error) throw rejection // a store error; a RateLimiterRes is a rejection
+  }),
+)
+for (const algorithm of ALGORITHMS) {
+  const limiter = createRateLimiter({
+    redis,
+    prefix: keySpace,
+    algorithm,
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+    timeoutMs: 5000,
+    fallback: 'failClosed',
+  })
+  await run(`floodgate ${algorithm}`, (i) => limiter.limit(keyOf(i)))
+}
+
+// Memory per limiter key with the quota fully used (LIMIT admitted units).
+const memory: { name: string; bytes: number; keys: number }[] = []
+await cleanup()
+for (const algorithm of ALGORITHMS) {
+  const limiter = createRateLimiter({ redis, prefix: keySpace, algorithm, limit: LIMIT, windowMs: WINDOW_MS })
+  for (let i = 0; i < LIMIT; i++) await limiter.limit('memory-probe')
+  let bytes = 0
+  let keys = 0
+  for (const key of rateLimitKeys(keySpace, limiter.policy, 'memory-probe')) {
+    const usage = (await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) as number | null
+    if (usage !== null) {
+      bytes += usage
+      keys++
+    }
+  }
+  memory.push({ name: `floodgate ${algorithm}`, bytes, keys })
+}
+for (let i = 0; i < LIMIT; i++) await rlf.consume('memory-probe').catch(() => {})
+const rlfBytes = (await peerRedis.call(
+  'MEMORY',
+  'USAGE',
+  `${prefix}:rlf:memory-probe`,
+  'SAMPLES',
+  '0',
+)) as number
+memory.push({ name: 'rate-limiter-flexible RateLimiterRedis', bytes: rlfBytes, keys: 1 })
+await cleanup()
+
+const incr = results[0]!
+const peer = results[2]!
+const lines = [
+  `Rate-limit decisions, ${concurrency} in flight, ${durationMs} ms each, ${keyCount} keys, limit ${LIMIT}/${WINDOW_MS / 1000} s, Redis ${url}`,
+  '',
+  '| scenario | decisions/s | p50 ms | p99 ms | throughput vs INCR | vs RLF | errors |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+  ...results.map(
+    (r) =>
+      `| ${r.name} | ${r.opsPerSec} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${(r.opsPerSec / incr.opsPerSec).toFixed(2)} | ${(r.opsPerSec / peer.opsPerSec).toFixed(2)} | ${r.errors} |`,
+  ),
+  '',
+  `Redis memory per limiter key after ${LIMIT} admitted units (MEMORY USAGE … SAMPLES 0, all keys of one limiter key)`,
+  '',
+  '| limiter | bytes | Redis keys |',
+  '|---|---:|---:|',
+  ...memory.map((m) => `| ${m.name} | ${m.bytes} | ${m.keys} |`),
+]
+process.stdout.write(`${lines.join('\n')}\n`)
+mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
+writeFileSync(
+  new URL('../results/ratelimit.json', import.meta.url),
+  `${JSON.stringify({ at: new Date().toISOString(), url, durationMs, concurrency, keyCount, limit: LIMIT, windowMs: WINDOW_MS, results, memory }, null, 2)}\n`,
+)
+redis.disconnect()
+await peerRedis.quit()
