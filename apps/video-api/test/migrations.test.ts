@@ -10,19 +10,19 @@ afterAll(() => dropSchema(schema))
 describe('migrations under concurrency', () => {
   it('three processes migrating one schema at once all succeed, and exactly one applies each migration', async () => {
     const startAt = Date.now() + 2500
-    const workers = [0, 1, 2].map(() =>
-      spawnWorker(new URL('./workers/migrate_worker.ts', import.meta.url), [
-        TEST_PG_URL,
-        schema,
-        String(startAt),
-      ]),
+    const reports = await Promise.all(
+      [0, 1, 2].map(() =>
+        runWorker(new URL('./workers/migrate_worker.ts', import.meta.url), [
+          TEST_PG_URL,
+          schema,
+          String(startAt),
+        ]),
+      ),
     )
-    const results = (await Promise.all(workers.map((w) => w.waitFor(() => true, 30_000)))) as {
-      ok: boolean
-      applied?: string[]
-      error?: string
-    }[]
-    await Promise.all(workers.map((w) => w.exited))
+    const results = reports.map(
+      (r) =>
+        (r[0] ?? { ok: false, error: 'no report' }) as { ok: boolean; applied?: string[]; error?: string },
+    )
     expect(results.map((r) => r.error ?? 'ok')).toEqual(['ok', 'ok', 'ok'])
     expect(results.flatMap((r) => r.applied ?? [])).toEqual(['0001_initial'])
 
