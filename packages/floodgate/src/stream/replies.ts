@@ -14,10 +14,17 @@ export function toEntries(stream: string, items: unknown): StreamEntry[] {
   return entries
 }
 
-/** Parses an XREADGROUP reply (`null` or `[[stream, items], …]`). */
+/**
+ * Parses an XREADGROUP reply: `null`, RESP2's `[[stream, items], …]`, or RESP3's map, which
+ * ioredis flattens to `[stream, items, stream, items, …]`.
+ */
 export function parseReadReply(reply: unknown): StreamEntry[] {
   if (!Array.isArray(reply)) return []
   const entries: StreamEntry[] = []
+  if (typeof reply[0] === 'string') {
+    for (let i = 0; i + 1 < reply.length; i += 2) entries.push(...toEntries(String(reply[i]), reply[i + 1]))
+    return entries
+  }
   for (const pair of reply) {
     if (Array.isArray(pair) && typeof pair[0] === 'string') entries.push(...toEntries(pair[0], pair[1]))
   }

@@ -1,0 +1,246 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Registry } from 'prom-client'
+import { afterAll, describe, expect, it } from 'vitest'
+import { LuaScript } from '../../src/redis/lua_script.js'
+import {
+  type BatchHandler,
+  compareStreamIds,
+  type StreamConsumerOptions,
+  type StreamEntry,
+  StreamGroupConsumer,
+} from '../../src/stream/index.js'
+import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+
+const redis = testRedis()
+const prefix = uniquePrefix('stream')
+const trim = new LuaScript(new URL('../../src/stream/lua/trim-1.lua', import.meta.url))
+const deadLetter = new LuaScript(new URL('../../src/stream/lua/dead-letter-2.lua', import.meta.url))
+let n = 0
+const consumers: StreamGroupConsumer[] = []
+
+afterAll(async () => {
+  await Promise.all(consumers.map((c) => c.stop()))
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+function streamPair() {
+  n++
+  return { stream: `${prefix}:{s${n}}:stream`, deadLetter: `${prefix}:{s${n}}:dead` }
+}
+
+async function add(stream: string, count: number, fields: (i: number) => string[] = (i) => ['i', String(i)]) {
+  const ids: string[] = []
+  for (let i = 0; i < count; i++) ids.push((await redis.xadd(stream, '*', ...fields(i))) as string)
+  return ids
+}
+
+function consumer(
+  options: Partial<StreamConsumerOptions> & Pick<StreamConsumerOptions, 'sources' | 'handler'>,
+) {
+  const c = new StreamGroupConsumer(redis, {
+    group: 'g',
+    blockMs: 100,
+    claimIdleMs: 150,
+    claimIntervalMs: 50,
+    maintenanceIntervalMs: 100,
+    backoffBaseMs: 10,
+    backoffMaxMs: 50,
+    ...options,
+  })
+  consumers.push(c)
+  return c
+}
+
+async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time')
+    await sleep(20)
+  }
+}
+
+describe('stream ids', () => {
+  it('compare numerically by ms then seq', () => {
+    expect(compareStreamIds('9-0', '10-0')).toBe(-1)
+    expect(compareStreamIds('10-2', '10-10')).toBe(-1)
+    expect(compareStreamIds('10-10', '10-10')).toBe(0)
+    expect(() => compareStreamIds('x', '1-0')).toThrow(TypeError)
+  })
+})
+
+describe('trim-1.lua', () => {
+  it('trims acknowledged entries only: never a pending or undelivered one', async () => {
+    const { stream } = streamPair()
+    const ids = await add(stream, 10)
+    await redis.xgroup('CREATE', stream, 'g', '0')
+    await redis.xreadgroup('GROUP', 'g', 'a', 'COUNT', 6, 'STREAMS', stream, '>')
+    await redis.xack(stream, 'g', ids[0]!, ids[1]!, ids[4]!)
+    const first = (await trim.run(redis, [stream], ['g'])) as unknown[]
+    expect(first.slice(0, 5)).toEqual([2, 8, 3, ids[2], ids[6]])
+    expect(await redis.xrange(stream, ids[2]!, ids[2]!)).toHaveLength(1)
+    await redis.xack(stream, 'g', ids[2]!, ids[3]!, ids[5]!)
+    const second = (await trim.run(redis, [stream], ['g'])) as unknown[]
+    // everything below the last delivered id (ids[5]) is gone; ids[5] and the undelivered 6…9 stay
+    expect(second.slice(0, 5)).toEqual([3, 5, 0, '', ids[6]])
+    expect((await redis.xrange(stream, '-', '+')).map(([id]) => id)).toEqual(ids.slice(5))
+  })
+
+  it('respects the slowest of several groups and leaves a stream without groups alone', async () => {
+    const { stream } = streamPair()
+    const ids = await add(stream, 4)
+    expect(((await trim.run(redis, [stream], ['g'])) as unknown[])[0]).toBe(0)
+    await redis.xgroup('CREATE', stream, 'g', '0')
+    await redis.xgroup('CREATE', stream, 'slow', '0')
+    await redis.xreadgroup('GROUP', 'g', 'a', 'COUNT', 4, 'STREAMS', stream, '>')
+    await redis.xack(stream, 'g', ...ids)
+    expect(((await trim.run(redis, [stream], ['g'])) as unknown[])[0]).toBe(0)
+    expect(await redis.xlen(stream)).toBe(4)
+  })
+})
+
+describe('dead-letter-2.lua', () => {
+  it('moves a pending entry with its error and acks it, once', async () => {
+    const { stream, deadLetter: dead } = streamPair()
+    const [id] = await add(stream, 1, () => ['k', 'like', 'v', 'bad'])
+    await redis.xgroup('CREATE', stream, 'g', '0')
+    await redis.xreadgroup('GROUP', 'g', 'a', 'COUNT', 1, 'STREAMS', stream, '>')
+    expect(await deadLetter.run(redis, [stream, dead], ['g', id!, 'boom', 5, 'a'])).toBe(1)
+    expect(await deadLetter.run(redis, [stream, dead], ['g', id!, 'boom', 5, 'a'])).toBe(0)
+    const letters = await redis.xrange(dead, '-', '+')
+    expect(letters).toHaveLength(1)
+    expect(letters[0]?.[1]).toEqual([
+      'k',
+      'like',
+      'v',
+      'bad',
+      '_id',
+      id,
+      '_stream',
+      stream,
+      '_error',
+      'boom',
+      '_deliveries',
+      '5',
+      '_consumer',
+      'a',
+    ])
+    expect(((await redis.xpending(stream, 'g')) as unknown[])[0]).toBe(0)
+  })
+})
+
+describe('StreamGroupConsumer', () => {
+  it('applies new entries, acks them, and trims behind itself', async () => {
+    const source = streamPair()
+    const seen: string[] = []
+    const c = consumer({
+      sources: [source],
+      batchSize: 7,
+      handler: async (entries) => {
+        expect(entries.length).toBeLessThanOrEqual(7)
+        seen.push(...entries.map((e) => e.fields.i!))
+        return undefined
+      },
+    })
+    c.start()
+    await add(source.stream, 30)
+    await until(() => seen.length === 30)
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => String(i)))
+    expect(c.stats.claimed).toBe(0)
+    await until(async () => (await c.maintain()).pending === 0)
+    const lag = await c.maintain()
+    expect(lag.length).toBeLessThanOrEqual(1)
+  })
+
+  it('claims entries left pending by a dead consumer, dropping ids deleted meanwhile', async () => {
+    const source = streamPair()
+    const ids = await add(source.stream, 5)
+    await redis.xgroup('CREATE', source.stream, 'g', '0')
+    await redis.xreadgroup('GROUP', 'g', 'dead-one', 'COUNT', 5, 'STREAMS', source.stream, '>')
+    await redis.xdel(source.stream, ids[1]!)
+    const seen: string[] = []
+    const c = consumer({
+      sources: [source],
+      handler: async (entries) => {
+        seen.push(...entries.map((e) => e.id))
+        return undefined
+      },
+    })
+    c.start()
+    await until(() => seen.length === 4)
+    expect(seen).toEqual([ids[0], ids[2], ids[3], ids[4]])
+    expect(c.stats.claimed).toBe(4)
+    expect(c.stats.deletedWhilePending).toBe(1)
+    await until(async () => (await c.maintain()).pending === 0)
+  })
+
+  it('retries a transient failure with backoff, unacknowledged, then applies', async () => {
+    const source = streamPair()
+    let calls = 0
+    const applied: StreamEntry[] = []
+    const c = consumer({
+      sources: [source],
+      handler: async (entries) => {
+        calls++
+        if (calls <= 3) throw new Error('database down')
+        applied.push(...entries)
+        return undefined
+      },
+    })
+    c.start()
+    await add(source.stream, 3)
+    await until(() => applied.length === 3)
+    expect(c.stats.transientFailures).toBe(3)
+    expect(((await redis.xpending(source.stream, 'g')) as unknown[])[0]).toBe(0)
+  })
+
+  it('isolates a poison entry by bisection and dead-letters it after maxDeliveries', async () => {
+    const source = streamPair()
+    const applied = new Set<string>()
+    const handler: BatchHandler = async (entries) => {
+      if (entries.some((e) => e.fields.i === 'poison'))
+        throw Object.assign(new Error('bad data'), { poison: true })
+      for (const e of entries) applied.add(e.fields.i!)
+      return undefined
+    }
+    const registry = new Registry()
+    const c = consumer({
+      sources: [source],
+      handler,
+      maxDeliveries: 3,
+      isPoison: (e) => (e as { poison?: boolean }).poison === true,
+      registry,
+    })
+    const ids = await add(source.stream, 9, (i) => ['i', i === 4 ? 'poison' : String(i)])
+    c.start()
+    await until(() => applied.size === 8)
+    await until(async () => (await redis.xlen(source.deadLetter)) === 1)
+    const [letter] = await redis.xrange(source.deadLetter, '-', '+')
+    const fields = letter![1]
+    expect(fields.slice(0, 4)).toEqual(['i', 'poison', '_id', ids[4]])
+    expect(fields[fields.indexOf('_error') + 1]).toContain('bad data')
+    expect(fields[fields.indexOf('_deliveries') + 1]).toBe('3')
+    expect(c.stats.deadLettered).toBe(1)
+    await until(async () => (await c.maintain()).pending === 0)
+    const text = await registry.metrics()
+    expect(text).toMatch(/floodgate_stream_dead_lettered_total\{group="g"\} 1/)
+    expect(text).toMatch(/floodgate_stream_applied_total\{group="g"\} 8/)
+    expect(text).toMatch(/floodgate_stream_pending\{group="g"\} 0/)
+  })
+
+  it('handler rejections through BatchOutcome.failed are retried, then dead-lettered', async () => {
+    const source = streamPair()
+    const c = consumer({
+      sources: [source],
+      maxDeliveries: 2,
+      handler: async (entries) => ({
+        failed: entries.map((entry) => ({ entry, error: new Error('never') })),
+      }),
+    })
+    await add(source.stream, 2)
+    c.start()
+    await until(async () => (await redis.xlen(source.deadLetter)) === 2)
+    expect(c.stats.rejected).toBe(2)
+    expect(c.stats.deadLettered).toBe(2)
+  })
+})
