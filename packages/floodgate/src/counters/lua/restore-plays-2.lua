@@ -1,0 +1,29 @@
+--[[
+restore-plays: puts a video's play count from PostgreSQL back into its Redis
+counter and its all-time plays ranking score, in one step.
+
+KEYS[1]  play counter STRING of the video (…:ix:{ix:<p>}:plays:<videoId>)
+KEYS[2]  all-time plays ranking ZSET of the partition (…:rank:{ix:<p>}:all:plays)
+ARGV[1]  ranking member: the video id zero-padded to 20 digits
+ARGV[2]  the play count in PostgreSQL (integer >= 0)
+ARGV[3]  K: entries kept in the ranking ZSET (integer >= 1)
+ARGV[4]  mode: 'merge' = counter becomes max(counter, ARGV[2]) (idempotent; plays counted
+         since the loss raise it, never lower it), 'replace' = counter becomes ARGV[2]
+
+A counter of 0 removes the video from the ranking ZSET.
+Returns: the counter after the step (integer).
+]]
+local db = tonumber(ARGV[2])
+local value = db
+if ARGV[4] == 'merge' then
+  local current = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+  if current > db then value = current end
+end
+redis.call('SET', KEYS[1], value)
+if value > 0 then
+  redis.call('ZADD', KEYS[2], value, ARGV[1])
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[3]) + 1))
+else
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return value

@@ -1,0 +1,121 @@
+import { canonicalId } from '../interactions/ids.js'
+import { InteractionKeys } from '../interactions/keys.js'
+import { assertIntegerIn } from '../rankings/options.js'
+import { execAll } from '../rankings/pipeline_results.js'
+import type { RedisClient } from '../redis/index.js'
+
+/** Counts of one video from Redis; the flags only when a viewer was given. */
+export interface VideoCounts {
+  likes: number
+  favorites: number
+  plays: number
+  /** Whether the viewer likes the video (present only when a viewer id was passed). */
+  liked?: boolean
+  /** Whether the viewer favourited the video (present only when a viewer id was passed). */
+  favorited?: boolean
+}
+
+/** Why Redis counts could not be served; the caller then serves the DB columns marked stale. */
+export type CountsUnavailableReason = 'redis-error' | 'timeout' | 'epoch-missing' | 'rebuilding'
+
+/** The answer of {@link CountsReader.readCounts}. */
+export type CountsRead =
+  | { ok: true; counts: Map<string, VideoCounts> }
+  | { ok: false; reason: CountsUnavailableReason; error?: unknown }
+
+/** What the reader asks the recovery side (a {@link CountsRecovery} fits). */
+export interface RecoveryView {
+  /** False while this process knows Redis is being rebuilt. */
+  serving(): boolean
+  /** Called when a read found the epoch marker missing, so the monitor checks at once. */
+  notifyEpochMissing(): void
+}
+
+/** Options of {@link CountsReader}. */
+export interface CountsReaderOptions {
+  redis: RedisClient
+  /** Key prefix (e.g. `va`). */
+  prefix: string
+  /** Must match the write path. @default 16 */
+  partitions?: number
+  /**
+   * Deadline (ms) for the whole round trip; past it the read gives up (`timeout`).
+   * @default 100
+   */
+  timeoutMs?: number
+  /** Recovery state; without it only the epoch marker in the same round trip is checked. */
+  recovery?: RecoveryView
+}
+
+/**
+ * The counts read path (SPEC §4 "Reading counts"): for a page of videos, in ONE
+ * pipelined round trip, `GET <prefix>:epoch` plus per video `SCARD likes`,
+ * `SCARD favorites`, `GET plays` and, with a viewer, `SISMEMBER` on both sets.
+ * Redis answers are served only while the epoch marker is present (Redis has
+ * not lost its data since the last rebuild) and no rebuild is running;
+ * otherwise, or on any Redis error or timeout, it answers `ok: false` and the
+ * caller serves the PostgreSQL count columns flagged as possibly stale.
+ */
+export class CountsReader {
+  readonly keys: InteractionKeys
+  private readonly timeoutMs: number
+
+  /** @throws {InvalidArgumentError} for a bad prefix, partition count or timeout. */
+  constructor(private readonly options: CountsReaderOptions) {
+    this.keys = new InteractionKeys(options.prefix, options.partitions ?? 16)
+    this.timeoutMs = assertIntegerIn('timeoutMs', options.timeoutMs ?? 100, 1, 60_000)
+  }
+
+  /**
+   * Counts (and the viewer's flags) for every id, keyed by canonical id. Never throws for Redis trouble.
+   * @throws {InvalidArgumentError} for an id or viewer that is not a positive 64-bit integer.
+   */
+  async readCounts(videoIds: readonly string[], viewerUserId?: string): Promise<CountsRead> {
+    const ids = videoIds.map((id) => canonicalId('videoIds', id))
+    const viewer = viewerUserId === undefined ? undefined : canonicalId('viewerUserId', viewerUserId)
+    const recovery = this.options.recovery
+    if (recovery && !recovery.serving()) return { ok: false, reason: 'rebuilding' }
+    if (ids.length === 0) return { ok: true, counts: new Map() }
+    const pipeline = this.options.redis.pipeline().get(this.keys.epoch())
+    for (const id of ids) {
+      const likes = this.keys.likes(id)
+      const favorites = this.keys.favorites(id)
+      pipeline.scard(likes).scard(favorites).get(this.keys.plays(id))
+      if (viewer !== undefined) pipeline.sismember(likes, viewer).sismember(favorites, viewer)
+    }
+    let replies: unknown[]
+    let timer: NodeJS.Timeout | undefined
+    try {
+      const deadline = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), this.timeoutMs)
+      })
+      const result = await Promise.race([execAll(pipeline, 'counts read'), deadline])
+      if (result === 'timeout') return { ok: false, reason: 'timeout' }
+      replies = result
+    } catch (error) {
+      return { ok: false, reason: 'redis-error', error }
+    } finally {
+      clearTimeout(timer)
+    }
+    if (replies[0] === null) {
+      recovery?.notifyEpochMissing()
+      return { ok: false, reason: 'epoch-missing' }
+    }
+    const stride = viewer === undefined ? 3 : 5
+    const counts = new Map<string, VideoCounts>()
+    ids.forEach((id, i) => {
+      const base = 1 + i * stride
+      const entry: VideoCounts = {
+        likes: Number(replies[base]),
+        favorites: Number(replies[base + 1]),
+        plays: Number(replies[base + 2] ?? 0),
+      }
+      if (viewer !== undefined) {
+        entry.liked = replies[base + 3] === 1
+        entry.favorited = replies[base + 4] === 1
+      }
+      counts.set(id, entry)
+    })
+    return { ok: true, counts }
+  }
+}

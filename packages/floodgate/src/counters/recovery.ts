@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto'
+import { ScriptContractError } from '../errors/index.js'
+import { InteractionKeys } from '../interactions/keys.js'
+import { type Lease, Mutex } from '../lock/index.js'
+import { assertIntegerIn } from '../rankings/options.js'
+import { LuaScript, type RedisClient } from '../redis/index.js'
+import type { SqlExecutor } from '../sql/executor.js'
+import { RebuildAbortedError } from './errors.js'
+import { type RebuildMode, type RebuildReport, rebuildFromDatabase } from './rebuild.js'
+import { type ReconcileReport, reconcileCounts } from './reconcile.js'
+import { rebuildLockKey } from './recovery_keys.js'
+import { type InteractionTables, type QuotedTables, quoteTables } from './tables.js'
+
+const commitEpoch = new LuaScript(new URL('./lua/commit-epoch-2.lua', import.meta.url))
+
+/** `unknown` before the first check; `ready` while Redis counts may be served; `rebuilding` while they may not. */
+export type RecoveryState = 'unknown' | 'ready' | 'rebuilding'
+
+/** What the recovery monitor tells its observer (for logs and metrics). */
+export type RecoveryEvent =
+  | { type: 'epoch-missing' }
+  | { type: 'rebuild-started'; mode: RebuildMode }
+  | { type: 'rebuilt'; report: RebuildReport; epoch: string }
+  | { type: 'rebuild-aborted'; error: unknown }
+  | { type: 'error'; phase: 'check' | 'rebuild'; error: unknown }
+
+/** Options of {@link CountsRecovery}. */
+export interface CountsRecoveryOptions {
+  redis: RedisClient
+  /** PostgreSQL, the source of truth. */
+  sql: SqlExecutor
+  /** Key prefix (e.g. `va`). */
+  prefix: string
+  /** Must match the write path. @default 16 */
+  partitions?: number
+  /** Entries kept per partition in the all-time ranking ZSETs; must match the write path. @default 1000 */
+  topK?: number
+  /** Table names. @default videos, video_likes, video_favorites, video_plays */
+  tables?: InteractionTables
+  /** How often the epoch marker is checked (ms). @default 5000 */
+  checkIntervalMs?: number
+  /** Rows per keyset page of the rebuild. @default 2000 */
+  chunkSize?: number
+  /** Rebuild lock TTL (ms); renewed by a watchdog every third of it while the rebuild runs. @default 10000 */
+  lockTtlMs?: number
+  /** Observer of checks and rebuilds. */
+  onEvent?: (event: RecoveryEvent) => void
+}
+
+/** Outcome of {@link CountsRecovery.rebuild}. */
+export type RebuildOutcome =
+  | { rebuilt: true; report: RebuildReport; epoch: string }
+  | { rebuilt: false; reason: 'locked' | 'aborted'; error?: unknown }
+
+/**
+ * Detects that Redis lost its data and rebuilds it from PostgreSQL (SPEC §4
+ * "Redis lost its data").
+ *
+ * The marker `<prefix>:epoch` holds a random id, set when a rebuild completes.
+ * Redis restarted without persistence, failed over to a replica that never got
+ * it, or was flushed: the marker is gone. Every instance checks it at start and
+ * every `checkIntervalMs` (and at once when a read finds it missing); when it is
+ * missing the instance stops serving Redis counts (`serving()` is false, so the
+ * service serves the DB count columns, flagged stale) and tries the rebuild lock
+ * (a {@link Mutex} with a watchdog on `{<prefix>:epoch}:rebuild`). The holder
+ * rebuilds in `merge` mode (see {@link rebuildFromDatabase}) and sets the marker
+ * in one Lua step that first checks it still holds the lock
+ * (`commit-epoch-2.lua`), so a second loss during the rebuild is never hidden.
+ * The others keep checking until the marker is back. PostgreSQL is only read:
+ * no count column is ever written from Redis.
+ */
+export class CountsRecovery {
+  readonly keys: InteractionKeys
+  private readonly tables: QuotedTables
+  private readonly topK: number
+  private readonly checkIntervalMs: number
+  private readonly chunkSize: number
+  private readonly mutex: Mutex
+  private current: RecoveryState = 'unknown'
+  private timer: NodeJS.Timeout | undefined
+  private checking: Promise<RecoveryState> | undefined
+  private running: Promise<RebuildOutcome> | undefined
+
+  /** @throws {InvalidArgumentError} for a bad option. */
+  constructor(private readonly options: CountsRecoveryOptions) {
+    this.keys = new InteractionKeys(options.prefix, options.partitions ?? 16)
+    this.tables = quoteTables(options.tables)
+    this.topK = assertIntegerIn('topK', options.topK ?? 1000, 1, 100_000)
+    this.checkIntervalMs = assertIntegerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
+    this.chunkSize = assertIntegerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
+    const lockTtlMs = assertIntegerIn('lockTtlMs', options.lockTtlMs ?? 10_000, 100, 3_600_000)
+    const lock = rebuildLockKey(this.keys)
+    this.mutex = new Mutex(
+      options.redis,
+      { lock, fence: `${lock}:fence` },
+      { ttlMs: lockTtlMs, watchdog: true },
+    )
+  }
+
+  /** The in-process view of Redis' state. */
+  get state(): RecoveryState {
+    return this.current
+  }
+
+  /** True when Redis counts may be served (the last check found the marker and no rebuild runs here). */
+  serving(): boolean {
+    return this.current === 'ready'
+  }
+
+  /** A read found the marker missing: stop serving Redis counts and check now. */
+  notifyEpochMissing(): void {
+    this.current = 'rebuilding'
+    void this.check()
+  }
+
+  /** Checks now, then every `checkIntervalMs` until {@link stop}. */
+  start(): void {
+    if (this.timer) return
+    void this.check()
+    this.timer = setInterval(() => void this.check(), this.checkIntervalMs)
+    this.timer.unref()
+  }
+
+  /** Stops the periodic check and waits for a running rebuild to end. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    this.timer = undefined
+    await this.running?.catch(() => undefined)
+  }
+
+  /**
+   * One check of the marker; starts a background rebuild when it is missing and none runs here.
+   * A Redis error leaves the state as it was (reads fail over by themselves). Never throws.
+   */
+  check(): Promise<RecoveryState> {
+    this.checking ??= this.checkOnce().finally(() => {
+      this.checking = undefined
+    })
+    return this.checking
+  }
+
+  private async checkOnce(): Promise<RecoveryState> {
+    let epoch: string | null
+    try {
+      epoch = await this.options.redis.get(this.keys.epoch())
+    } catch (error) {
+      this.emit({ type: 'error', phase: 'check', error })
+      return this.current
+    }
+    if (epoch !== null) {
+      if (!this.running) this.current = 'ready'
+      return this.current
+    }
+    if (this.current !== 'rebuilding') this.emit({ type: 'epoch-missing' })
+    this.current = 'rebuilding'
+    if (!this.running) void this.rebuild({ mode: 'merge', waitMs: 0 })
+    return this.current
+  }
+
+  /**
+   * Rebuilds Redis from PostgreSQL now (the admin action and the CLI use this).
+   * `replace` first deletes the epoch marker, so every instance serves DB counts
+   * until the sets have been replaced; use it on a drained stream.
+   * @param waitMs how long to wait for the rebuild lock (ms). @default 0
+   * @returns `rebuilt: false, reason: 'locked'` when another instance holds the lock.
+   * @throws {StoreUnavailableError} when Redis fails before the rebuild starts.
+   */
+  rebuild(options: { mode?: RebuildMode; waitMs?: number } = {}): Promise<RebuildOutcome> {
+    if (this.running) return this.running
+    this.running = this.runRebuild(options.mode ?? 'merge', options.waitMs ?? 0).finally(() => {
+      this.running = undefined
+    })
+    return this.running
+  }
+
+  private async runRebuild(mode: RebuildMode, waitMs: number): Promise<RebuildOutcome> {
+    const lease: Lease | null =
+      waitMs > 0 ? await this.mutex.acquire({ waitMs }).catch(() => null) : await this.mutex.tryAcquire()
+    if (!lease) return { rebuilt: false, reason: 'locked' }
+    const before = this.current
+    if (mode === 'replace' || before !== 'ready') this.current = 'rebuilding'
+    this.emit({ type: 'rebuild-started', mode })
+    try {
+      if (mode === 'replace') await this.options.redis.del(this.keys.epoch())
+      const report = await rebuildFromDatabase({
+        redis: this.options.redis,
+        sql: this.options.sql,
+        keys: this.keys,
+        tables: this.tables,
+        topK: this.topK,
+        chunkSize: this.chunkSize,
+        mode,
+        signal: lease.signal,
+      })
+      const epoch = randomBytes(8).toString('hex')
+      const reply = await commitEpoch.run(
+        this.options.redis,
+        [rebuildLockKey(this.keys), this.keys.epoch()],
+        [lease.token, epoch],
+      )
+      if (reply !== 1) {
+        if (reply !== 0) throw new ScriptContractError(commitEpoch.name, reply)
+        throw new RebuildAbortedError('the rebuild lock was gone at commit (Redis lost its data again?)')
+      }
+      this.current = 'ready'
+      this.emit({ type: 'rebuilt', report, epoch })
+      return { rebuilt: true, report, epoch }
+    } catch (error) {
+      this.current = before === 'ready' && mode === 'merge' ? 'ready' : 'rebuilding'
+      this.emit({ type: 'rebuild-aborted', error })
+      return { rebuilt: false, reason: 'aborted', error }
+    } finally {
+      await lease.release().catch(() => undefined)
+    }
+  }
+
+  /**
+   * Reports drift between Redis and the DB detail rows, and between the DB
+   * count columns and the detail rows (read-only).
+   * @param options.chunkSize videos per page. @default the rebuild's `chunkSize`
+   * @param options.maxVideos stop after this many videos (lowest ids first). @default all
+   * @param options.maxReported drifts reported per kind. @default 100
+   * @throws {CountersDatabaseError} when a query fails. @throws {StoreUnavailableError} when Redis fails.
+   */
+  reconcile(
+    options: { chunkSize?: number; maxVideos?: number; maxReported?: number } = {},
+  ): Promise<ReconcileReport> {
+    return reconcileCounts({
+      redis: this.options.redis,
+      sql: this.options.sql,
+      keys: this.keys,
+      tables: this.tables,
+      chunkSize: assertIntegerIn('chunkSize', options.chunkSize ?? this.chunkSize, 1, 100_000),
+      maxVideos: options.maxVideos,
+      maxReported: assertIntegerIn('maxReported', options.maxReported ?? 100, 0, 1_000_000),
+    })
+  }
+
+  private emit(event: RecoveryEvent): void {
+    try {
+      this.options.onEvent?.(event)
+    } catch {
+      // An observer's failure must not stop recovery.
+    }
+  }
+}
