@@ -11,45 +11,56 @@ export interface LoadResult {
 }
 
 /**
- * Closed-loop load: `concurrency` callers each await `op()` back to back for `durationMs`;
- * latency recorded per call in µs (HdrHistogram, 3 significant digits).
+ * A scenario measured in several slices (interleaved with other scenarios so machine noise
+ * spreads evenly): ops, errors and latencies (µs, HdrHistogram, 3 significant digits) add up.
  */
-export async function closedLoop(
-  name: string,
-  op: (i: number) => Promise<unknown>,
-  concurrency: number,
-  durationMs: number,
-): Promise<LoadResult> {
-  const histogram = hdr.build({
+export class Scenario {
+  readonly name: string
+  private readonly op: (i: number) => Promise<unknown>
+  private readonly histogram = hdr.build({
     lowestDiscernibleValue: 1,
     highestTrackableValue: 60_000_000,
     numberOfSignificantValueDigits: 3,
   })
-  let ops = 0
-  let errors = 0
-  let counter = 0
-  const started = performance.now()
-  const endAt = started + durationMs
-  const caller = async () => {
-    while (performance.now() < endAt) {
-      const t0 = performance.now()
-      try {
-        await op(counter++)
-      } catch {
-        errors++
-      }
-      histogram.recordValue(Math.max(1, Math.round((performance.now() - t0) * 1000)))
-      ops++
-    }
+  private ops = 0
+  private errors = 0
+  private elapsedMs = 0
+  private counter = 0
+
+  constructor(name: string, op: (i: number) => Promise<unknown>) {
+    this.name = name
+    this.op = op
   }
-  await Promise.all(Array.from({ length: concurrency }, caller))
-  const elapsedS = (performance.now() - started) / 1000
-  return {
-    name,
-    ops,
-    opsPerSec: Math.round(ops / elapsedS),
-    p50Ms: histogram.getValueAtPercentile(50) / 1000,
-    p99Ms: histogram.getValueAtPercentile(99) / 1000,
-    errors,
+
+  /** Closed loop: `concurrency` callers await `op()` back to back for `durationMs`. */
+  async slice(concurrency: number, durationMs: number, record = true): Promise<void> {
+    const started = performance.now()
+    const endAt = started + durationMs
+    const caller = async () => {
+      while (performance.now() < endAt) {
+        const t0 = performance.now()
+        try {
+          await this.op(this.counter++)
+        } catch {
+          if (record) this.errors++
+        }
+        if (!record) continue
+        this.histogram.recordValue(Math.max(1, Math.round((performance.now() - t0) * 1000)))
+        this.ops++
+      }
+    }
+    await Promise.all(Array.from({ length: concurrency }, caller))
+    if (record) this.elapsedMs += performance.now() - started
+  }
+
+  result(): LoadResult {
+    return {
+      name: this.name,
+      ops: this.ops,
+      opsPerSec: Math.round(this.ops / (this.elapsedMs / 1000)),
+      p50Ms: this.histogram.getValueAtPercentile(50) / 1000,
+      p99Ms: this.histogram.getValueAtPercentile(99) / 1000,
+      errors: this.errors,
+    }
   }
 }

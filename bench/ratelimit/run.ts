@@ -3,7 +3,8 @@
 // against one Redis; then Redis memory per limiter key (MEMORY USAGE).
 //
 //   node --conditions=floodgate-source --import tsx bench/ratelimit/run.ts
-//   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_MS (5000), BENCH_CONCURRENCY (64), BENCH_KEYS (10000)
+//   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_MS (5000 per scenario, split over
+//   BENCH_ROUNDS (5) interleaved rounds), BENCH_CONCURRENCY (64), BENCH_KEYS (10000)
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import {
@@ -13,7 +14,7 @@ import {
   type RateLimitAlgorithm,
   rateLimitKeys,
 } from 'floodgate'
-import { closedLoop, type LoadResult } from './load.js'
+import { type LoadResult, Scenario } from './load.js'
 
 interface PeerRedis {
   incr(key: string): Promise<number>
@@ -37,6 +38,7 @@ const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const durationMs = Number(process.env.BENCH_DURATION_MS ?? 5000)
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 64)
 const keyCount = Number(process.env.BENCH_KEYS ?? 10_000)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const LIMIT = 100
 const WINDOW_MS = 60_000
 const ALGORITHMS: RateLimitAlgorithm[] = ['fixedWindow', 'slidingLog', 'slidingWindow', 'tokenBucket', 'gcra']
@@ -45,6 +47,7 @@ const prefix = `bench:rl:${process.pid}`
 const keySpace = new KeySpace(prefix)
 const redis = createRedisClient(url, { commandTimeoutMs: 5000 })
 const peerRedis = new IORedis5(url, { enableOfflineQueue: true })
+await new Promise((resolve) => redis.once('ready', resolve))
 const keyOf = (i: number) => `user-${(i * 7919) % keyCount}`
 
 async function cleanup(): Promise<void> {
@@ -56,41 +59,46 @@ async function cleanup(): Promise<void> {
   } while (cursor !== '0')
 }
 
-const results: LoadResult[] = []
-const run = async (name: string, op: (i: number) => Promise<unknown>) => {
-  await cleanup()
-  await closedLoop(`${name} (warm-up)`, op, concurrency, Math.min(1000, durationMs / 5)) // JIT, script cache
-  await cleanup()
-  const result = await closedLoop(name, op, concurrency, durationMs)
-  results.push(result)
-  process.stderr.write(`${name}: ${result.opsPerSec}/s p50 ${result.p50Ms} ms p99 ${result.p99Ms} ms\n`)
-}
-
-await run('raw INCR (ioredis 6)', (i) => redis.incr(`${prefix}:incr:${keyOf(i)}`))
-await run('raw INCR (ioredis 5)', (i) => peerRedis.incr(`${prefix}:incr5:${keyOf(i)}`))
 const rlf = new RateLimiterRedis({
   storeClient: peerRedis,
   keyPrefix: `${prefix}:rlf`,
   points: LIMIT,
   duration: WINDOW_MS / 1000,
 })
-await run(`rate-limiter-flexible ${rlfVersion} RateLimiterRedis`, (i) =>
-  rlf.consume(keyOf(i)).catch((rejection: unknown) => {
-    if (rejection instanceof Error) throw rejection // a store error; a RateLimiterRes is a rejection
+const scenarios = [
+  new Scenario('raw INCR (ioredis 6)', (i) => redis.incr(`${prefix}:incr:${keyOf(i)}`)),
+  new Scenario('raw INCR (ioredis 5)', (i) => peerRedis.incr(`${prefix}:incr5:${keyOf(i)}`)),
+  new Scenario(`rate-limiter-flexible ${rlfVersion} RateLimiterRedis`, (i) =>
+    rlf.consume(keyOf(i)).catch((rejection: unknown) => {
+      if (rejection instanceof Error) throw rejection // a store error; a RateLimiterRes is a rejection
+    }),
+  ),
+  ...ALGORITHMS.map((algorithm) => {
+    const limiter = createRateLimiter({
+      redis,
+      prefix: keySpace,
+      algorithm,
+      limit: LIMIT,
+      windowMs: WINDOW_MS,
+      timeoutMs: 5000,
+      fallback: 'failClosed',
+    })
+    return new Scenario(`floodgate ${algorithm}`, async (i) => {
+      const result = await limiter.limit(keyOf(i))
+      if (result.source !== 'redis') throw new Error(`decided by ${result.source}`)
+    })
   }),
-)
-for (const algorithm of ALGORITHMS) {
-  const limiter = createRateLimiter({
-    redis,
-    prefix: keySpace,
-    algorithm,
-    limit: LIMIT,
-    windowMs: WINDOW_MS,
-    timeoutMs: 5000,
-    fallback: 'failClosed',
-  })
-  await run(`floodgate ${algorithm}`, (i) => limiter.limit(keyOf(i)))
+]
+// Rounds interleave the scenarios so a noisy neighbour hits them all alike.
+for (let round = 0; round < rounds; round++) {
+  for (const scenario of scenarios) {
+    await cleanup()
+    if (round === 0) await scenario.slice(concurrency, 500, false) // warm-up: JIT, script cache
+    await scenario.slice(concurrency, durationMs / rounds)
+    process.stderr.write(`round ${round + 1}/${rounds} ${scenario.name}\n`)
+  }
 }
+const results: LoadResult[] = scenarios.map((s) => s.result())
 
 // Memory per limiter key with the quota fully used (LIMIT admitted units).
 const memory: { name: string; bytes: number; keys: number }[] = []
@@ -123,7 +131,7 @@ await cleanup()
 const incr = results[0]!
 const peer = results[2]!
 const lines = [
-  `Rate-limit decisions, ${concurrency} in flight, ${durationMs} ms each, ${keyCount} keys, limit ${LIMIT}/${WINDOW_MS / 1000} s, Redis ${url}`,
+  `Rate-limit decisions, ${concurrency} in flight, ${durationMs} ms each in ${rounds} interleaved rounds, ${keyCount} keys, limit ${LIMIT}/${WINDOW_MS / 1000} s, Redis ${url}`,
   '',
   '| scenario | decisions/s | p50 ms | p99 ms | throughput vs INCR | vs RLF | errors |',
   '|---|---:|---:|---:|---:|---:|---:|',
@@ -142,7 +150,7 @@ process.stdout.write(`${lines.join('\n')}\n`)
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
 writeFileSync(
   new URL('../results/ratelimit.json', import.meta.url),
-  `${JSON.stringify({ at: new Date().toISOString(), url, durationMs, concurrency, keyCount, limit: LIMIT, windowMs: WINDOW_MS, results, memory }, null, 2)}\n`,
+  `${JSON.stringify({ at: new Date().toISOString(), url, durationMs, rounds, concurrency, keyCount, limit: LIMIT, windowMs: WINDOW_MS, results, memory }, null, 2)}\n`,
 )
 redis.disconnect()
 await peerRedis.quit()
