@@ -85,9 +85,17 @@ export class Cache<T = unknown> {
     if (this.o.registry) bindCacheMetrics(this.o.registry, this.o.name, this.events)
   }
 
-  /** Resolves once the bus subscription is in place (tests and benchmarks wait for it). */
+  /**
+   * Resolves once the client is connected and the bus subscription is in place.
+   * Calls made before work too, but they find Redis unavailable (the offline queue is off).
+   */
   get ready(): Promise<void> {
-    return this.bus.ready
+    const redis = this.o.redis
+    const connected =
+      redis.status === 'ready'
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => redis.once('ready', () => resolve()))
+    return Promise.all([connected, this.bus.ready]).then(() => undefined)
   }
 
   /**

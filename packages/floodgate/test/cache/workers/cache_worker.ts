@@ -12,7 +12,11 @@ const config = JSON.parse(json) as Record<string, unknown> & { redisTimeoutMs?: 
 const redis = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: config.redisTimeoutMs ?? 1000 })
 const plain = new Redis(TEST_REDIS_URL)
 const commands = new Redis(TEST_REDIS_URL)
-const cache = createCache<string>({ redis, name: 'w', prefix, ...config })
+const cache = createCache<string>({ redis, name: 'w', prefix, redisTimeoutMs: 1000, ...config })
+const outcomes: Record<string, number> = {}
+cache.events.on('outcome', (e) => {
+  outcomes[e.outcome] = (outcomes[e.outcome] ?? 0) + 1
+})
 
 interface Command {
   op: 'swarm' | 'peek' | 'invalidate' | 'exit'
@@ -53,6 +57,7 @@ async function swarm(command: Command): Promise<void> {
     ok: results.filter((r) => 'value' in r).length,
     values,
     maxMs: Math.max(...results.map((r) => r.ms)),
+    outcomes,
   })
 }
 

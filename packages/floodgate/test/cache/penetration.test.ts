@@ -1,0 +1,105 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { type BloomGate, type Cache, createCache, createRedisClient, notFound } from '../../src/index.js'
+import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
+
+const redis = testRedis()
+const prefix = uniquePrefix('penetration')
+
+afterAll(async () => {
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+async function countKeys(match: string): Promise<number> {
+  let cursor = '0'
+  let n = 0
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1000)
+    cursor = next
+    n += keys.length
+  } while (cursor !== '0')
+  return n
+}
+
+/** Two independent instances (own client, L1, singleflight), like two service processes. */
+function instances(name: string, bloom?: BloomGate) {
+  return [0, 1].map(() => {
+    const client = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: 1000 })
+    const cache = createCache<{ id: number }>({ redis: client, name, prefix, redisTimeoutMs: 1000, bloom })
+    return { client, cache }
+  })
+}
+
+async function flood(caches: Cache<{ id: number }>[], loads: Map<string, number>) {
+  const ids = Array.from({ length: 10_000 }, (_, i) => `missing:${(i * 7919) % 1000}`)
+  for (let offset = 0; offset < ids.length; offset += 500) {
+    await Promise.all(
+      ids.slice(offset, offset + 500).map(async (id, i) => {
+        const value = await caches[i % caches.length]!.getOrLoad(id, async (key) => {
+          loads.set(key, (loads.get(key) ?? 0) + 1)
+          return notFound()
+        })
+        expect(value).toBeUndefined()
+      }),
+    )
+  }
+}
+
+describe('penetration by missing ids', () => {
+  it('10,000 requests over 1,000 missing ids: each id loaded at most once per negative TTL', async () => {
+    const pair = instances('neg')
+    await Promise.all(pair.map((p) => p.cache.ready))
+    const loads = new Map<string, number>()
+    await flood(
+      pair.map((p) => p.cache),
+      loads,
+    )
+    expect(loads.size).toBe(1000)
+    expect(Math.max(...loads.values())).toBe(1)
+    // The negative entries are in L2 with the negative TTL (default 60 s), no grace added.
+    const pttl = await redis.pttl(`${prefix}:c:neg:{missing:1}`)
+    expect(pttl).toBeGreaterThan(50_000)
+    expect(pttl).toBeLessThanOrEqual(60_000)
+    for (const p of pair) {
+      p.cache.close()
+      p.client.disconnect()
+    }
+  }, 60_000)
+
+  it('with a Bloom gate answering "definitely absent": zero loads and zero keys written', async () => {
+    let asked = 0
+    const gate: BloomGate = {
+      async mightContain(items) {
+        asked += items.length
+        return items.map((item) => !item.startsWith('missing:'))
+      },
+    }
+    const pair = instances('bloom', gate)
+    await Promise.all(pair.map((p) => p.cache.ready))
+    const loads = new Map<string, number>()
+    await flood(
+      pair.map((p) => p.cache),
+      loads,
+    )
+    expect(asked).toBe(10_000)
+    expect(loads.size).toBe(0)
+    expect(await countKeys(`${prefix}:c:bloom:*`)).toBe(0)
+    for (const p of pair) {
+      p.cache.close()
+      p.client.disconnect()
+    }
+  }, 60_000)
+
+  it('a gate that fails answers "maybe" (fail open): the loader runs', async () => {
+    const gate: BloomGate = {
+      mightContain: async () => {
+        throw new Error('bloom down')
+      },
+    }
+    const [p] = instances('bloomdown', gate)
+    const value = await p!.cache.getOrLoad('present:1', async () => ({ id: 1 }))
+    expect(value).toEqual({ id: 1 })
+    p!.cache.close()
+    p!.client.disconnect()
+  })
+})
