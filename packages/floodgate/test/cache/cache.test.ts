@@ -108,8 +108,12 @@ describe('getOrLoad', () => {
   it('caches not-found with its own TTL, and a real value replaces it', async () => {
     const { cache, outcomes } = await make<string>('neg', { negativeTtlMs: 5000, l1: false })
     let calls = 0
-    expect(await cache.getOrLoad('n', async () => (calls++, notFound()))).toBeUndefined()
-    expect(await cache.getOrLoad('n', async () => (calls++, notFound()))).toBeUndefined()
+    const missing = async () => {
+      calls++
+      return notFound()
+    }
+    expect(await cache.getOrLoad('n', missing)).toBeUndefined()
+    expect(await cache.getOrLoad('n', missing)).toBeUndefined()
     expect(calls).toBe(1)
     expect(outcomes.at(-1)).toBe('negative_hit')
     expect(await redis.pttl(valueKey('neg', 'n'))).toBeLessThanOrEqual(5000)
