@@ -7,6 +7,8 @@ export interface LoadResult {
   opsPerSec: number
   p50Ms: number
   p99Ms: number
+  /** Client-process CPU time (user + system) per decision, µs: the library's own overhead. */
+  cpuUsPerOp: number
   errors: number
 }
 
@@ -25,6 +27,7 @@ export class Scenario {
   private ops = 0
   private errors = 0
   private elapsedMs = 0
+  private cpuUs = 0
   private counter = 0
 
   constructor(name: string, op: (i: number) => Promise<unknown>) {
@@ -34,6 +37,7 @@ export class Scenario {
 
   /** Closed loop: `concurrency` callers await `op()` back to back for `durationMs`. */
   async slice(concurrency: number, durationMs: number, record = true): Promise<void> {
+    const cpu = process.cpuUsage()
     const started = performance.now()
     const endAt = started + durationMs
     const caller = async () => {
@@ -50,7 +54,10 @@ export class Scenario {
       }
     }
     await Promise.all(Array.from({ length: concurrency }, caller))
-    if (record) this.elapsedMs += performance.now() - started
+    if (!record) return
+    this.elapsedMs += performance.now() - started
+    const used = process.cpuUsage(cpu)
+    this.cpuUs += used.user + used.system
   }
 
   result(): LoadResult {
@@ -60,6 +67,7 @@ export class Scenario {
       opsPerSec: Math.round(this.ops / (this.elapsedMs / 1000)),
       p50Ms: this.histogram.getValueAtPercentile(50) / 1000,
       p99Ms: this.histogram.getValueAtPercentile(99) / 1000,
+      cpuUsPerOp: Math.round((this.cpuUs / this.ops) * 10) / 10,
       errors: this.errors,
     }
   }

@@ -133,11 +133,11 @@ const peer = results[2]!
 const lines = [
   `Rate-limit decisions, ${concurrency} in flight, ${durationMs} ms each in ${rounds} interleaved rounds, ${keyCount} keys, limit ${LIMIT}/${WINDOW_MS / 1000} s, Redis ${url}`,
   '',
-  '| scenario | decisions/s | p50 ms | p99 ms | throughput vs INCR | vs RLF | errors |',
-  '|---|---:|---:|---:|---:|---:|---:|',
+  '| scenario | decisions/s | p50 ms | p99 ms | throughput vs INCR | vs RLF | client CPU µs/decision | errors |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
   ...results.map(
     (r) =>
-      `| ${r.name} | ${r.opsPerSec} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${(r.opsPerSec / incr.opsPerSec).toFixed(2)} | ${(r.opsPerSec / peer.opsPerSec).toFixed(2)} | ${r.errors} |`,
+      `| ${r.name} | ${r.opsPerSec} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${(r.opsPerSec / incr.opsPerSec).toFixed(2)} | ${(r.opsPerSec / peer.opsPerSec).toFixed(2)} | ${r.cpuUsPerOp} | ${r.errors} |`,
   ),
   '',
   `Redis memory per limiter key after ${LIMIT} admitted units (MEMORY USAGE … SAMPLES 0, all keys of one limiter key)`,
