@@ -55,16 +55,18 @@ function newer(a: MembershipEvent, b: MembershipEvent): boolean {
  * 4. insert play log rows keyed by event id (`ON CONFLICT DO NOTHING RETURNING`) and add the
  *    inserted rows to `play_count`.
  * Events for videos missing from `videos` are skipped (their counts cannot exist).
- * Set-based: arrays passed through `unnest`, two statements per batch whatever its size.
+ * Set-based: arrays passed through `unnest`, at most three statements per batch whatever its size.
  */
 export class InteractionApplier {
-  private readonly membershipSql: string
+  private readonly watermarkSql: string
+  private readonly detailSql: string
   private readonly playSql: string
 
   /** @throws {InvalidArgumentError} on an invalid table name. */
   constructor(tables: Partial<FlushTables> = {}) {
     const t = quoteFlushTables(tables)
-    this.membershipSql = membershipStatement(t)
+    this.watermarkSql = watermarkStatement(t)
+    this.detailSql = detailStatement(t)
     this.playSql = playStatement(t)
   }
 
@@ -90,21 +92,34 @@ export class InteractionApplier {
     }
     if (memberships.length > 0) {
       const sorted = [...memberships].sort(byKey)
-      const { rows } = await tx.query<Record<string, string | number>>(this.membershipSql, [
-        sorted.map((e) => KIND[e.kind]),
-        sorted.map((e) => e.videoId),
-        sorted.map((e) => e.userId),
-        sorted.map((e) => e.ms),
-        sorted.map((e) => e.seq),
-        sorted.map((e) => e.active),
-        sorted.map((e) => e.atMs),
-      ])
-      const row = rows[0] ?? {}
-      result.advanced = Number(row.advanced ?? 0)
-      result.likesAdded = Number(row.likes_added ?? 0)
-      result.likesRemoved = Number(row.likes_removed ?? 0)
-      result.favoritesAdded = Number(row.favorites_added ?? 0)
-      result.favoritesRemoved = Number(row.favorites_removed ?? 0)
+      const advanced = await tx.query<{ kind: number; video_id: string; user_id: string; active: boolean }>(
+        this.watermarkSql,
+        [
+          sorted.map((e) => KIND[e.kind]),
+          sorted.map((e) => e.videoId),
+          sorted.map((e) => e.userId),
+          sorted.map((e) => e.ms),
+          sorted.map((e) => e.seq),
+          sorted.map((e) => e.active),
+        ],
+      )
+      result.advanced = advanced.rows.length
+      if (advanced.rows.length > 0) {
+        const atMs = new Map(sorted.map((e) => [`${KIND[e.kind]}:${e.videoId}:${e.userId}`, e.atMs]))
+        const a = advanced.rows
+        const { rows } = await tx.query<Record<string, string | number>>(this.detailSql, [
+          a.map((r) => r.kind),
+          a.map((r) => r.video_id),
+          a.map((r) => r.user_id),
+          a.map((r) => r.active),
+          a.map((r) => atMs.get(`${r.kind}:${r.video_id}:${r.user_id}`)),
+        ])
+        const row = rows[0] ?? {}
+        result.likesAdded = Number(row.likes_added ?? 0)
+        result.likesRemoved = Number(row.likes_removed ?? 0)
+        result.favoritesAdded = Number(row.favorites_added ?? 0)
+        result.favoritesRemoved = Number(row.favorites_removed ?? 0)
+      }
     }
     if (plays.length > 0) {
       const sorted = [...plays].sort((a, b) => compareIds(a.videoId, b.videoId))
@@ -128,20 +143,33 @@ function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
 }
 
-function membershipStatement(t: QuotedFlushTables): string {
-  return `WITH e(kind, video_id, user_id, last_ms, last_seq, active, at_ms) AS (
-  SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[], $7::bigint[])
-), w AS (
-  INSERT INTO ${t.watermarks} AS w (kind, video_id, user_id, last_ms, last_seq, active)
-  SELECT e.kind, e.video_id, e.user_id, e.last_ms, e.last_seq, e.active FROM e
-  WHERE EXISTS (SELECT 1 FROM ${t.videos} v WHERE v.id = e.video_id)
-  ORDER BY e.kind, e.video_id, e.user_id
-  ON CONFLICT (kind, video_id, user_id) DO UPDATE
-    SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, active = excluded.active
-    WHERE (excluded.last_ms, excluded.last_seq) > (w.last_ms, w.last_seq)
-  RETURNING w.kind, w.video_id, w.user_id, w.active
-), adv AS (
-  SELECT w.kind, w.video_id, w.user_id, w.active, e.at_ms FROM w JOIN e USING (kind, video_id, user_id)
+/**
+ * Statement 1: advance the watermarks. It row-locks every key it advances until commit, so a
+ * concurrent batch touching the same (kind, video, user) waits here for the other to commit.
+ */
+function watermarkStatement(t: QuotedFlushTables): string {
+  return `INSERT INTO ${t.watermarks} AS w (kind, video_id, user_id, last_ms, last_seq, active)
+SELECT e.kind, e.video_id, e.user_id, e.last_ms, e.last_seq, e.active
+FROM unnest($1::smallint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[])
+  AS e(kind, video_id, user_id, last_ms, last_seq, active)
+WHERE EXISTS (SELECT 1 FROM ${t.videos} v WHERE v.id = e.video_id)
+ORDER BY e.kind, e.video_id, e.user_id
+ON CONFLICT (kind, video_id, user_id) DO UPDATE
+  SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, active = excluded.active
+  WHERE (excluded.last_ms, excluded.last_seq) > (w.last_ms, w.last_seq)
+RETURNING w.kind, w.video_id::text AS video_id, w.user_id::text AS user_id, w.active`
+}
+
+/**
+ * Statement 2: make the detail rows match the advanced keys' absolute state and move the count
+ * columns by the rows actually inserted or deleted. It is a separate statement on purpose: under
+ * READ COMMITTED it takes a fresh snapshot after statement 1 got its locks, so it sees the detail
+ * rows a concurrent batch committed for the same keys (a sibling CTE of statement 1 would use the
+ * older snapshot, and its DELETE would miss a row inserted meanwhile).
+ */
+function detailStatement(t: QuotedFlushTables): string {
+  return `WITH adv(kind, video_id, user_id, active, at_ms) AS (
+  SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[])
 ), ins_l AS (
   INSERT INTO ${t.likes} (video_id, user_id, created_at)
   SELECT video_id, user_id, to_timestamp(at_ms / 1000.0) FROM adv WHERE kind = 1 AND active
@@ -170,8 +198,7 @@ function membershipStatement(t: QuotedFlushTables): string {
   FROM delta WHERE v.id = delta.video_id AND (delta.l <> 0 OR delta.f <> 0)
   RETURNING v.id
 )
-SELECT (SELECT count(*) FROM w) AS advanced,
-  (SELECT count(*) FROM ins_l) AS likes_added, (SELECT count(*) FROM del_l) AS likes_removed,
+SELECT (SELECT count(*) FROM ins_l) AS likes_added, (SELECT count(*) FROM del_l) AS likes_removed,
   (SELECT count(*) FROM ins_f) AS favorites_added, (SELECT count(*) FROM del_f) AS favorites_removed,
   (SELECT count(*) FROM upd) AS videos_updated`
 }

@@ -116,24 +116,27 @@ export class StreamGroupConsumer {
     const lag: LagSnapshot = {
       length: 0,
       pending: 0,
+      undelivered: 0,
       oldestPendingAgeMs: 0,
       oldestUndeliveredAgeMs: 0,
       trimmed: 0,
     }
     for (const reply of replies) {
-      const [trimmed, length, pending, oldest, undelivered, now] = reply as [
+      const [trimmed, length, pending, oldest, firstUndelivered, now, undelivered] = reply as [
         number,
         number,
         number,
         string,
         string,
+        number,
         number,
       ]
       lag.trimmed += trimmed
       lag.length += length
       lag.pending += pending
+      lag.undelivered += undelivered
       lag.oldestPendingAgeMs = Math.max(lag.oldestPendingAgeMs, ageMs(oldest, now))
-      lag.oldestUndeliveredAgeMs = Math.max(lag.oldestUndeliveredAgeMs, ageMs(undelivered, now))
+      lag.oldestUndeliveredAgeMs = Math.max(lag.oldestUndeliveredAgeMs, ageMs(firstUndelivered, now))
     }
     this.metrics?.lag(lag)
     return lag

@@ -5,6 +5,7 @@ import type { LagSnapshot } from './types.js'
 export class ConsumerMetrics {
   private readonly length: Gauge<'group'>
   private readonly pending: Gauge<'group'>
+  private readonly undelivered: Gauge<'group'>
   private readonly oldestPending: Gauge<'group'>
   private readonly oldestUndelivered: Gauge<'group'>
   private readonly applied: Counter<'group'>
@@ -32,6 +33,16 @@ export class ConsumerMetrics {
         new Gauge({
           name: `${prefix}pending`,
           help: 'Entries delivered to a consumer and not yet acknowledged',
+          labelNames,
+          registers,
+        }),
+    )
+    this.undelivered = get(
+      'undelivered',
+      () =>
+        new Gauge({
+          name: `${prefix}undelivered`,
+          help: 'Entries not yet delivered to any consumer of the group',
           labelNames,
           registers,
         }),
@@ -103,6 +114,7 @@ export class ConsumerMetrics {
     const labels = { group: this.group }
     this.length.set(labels, snapshot.length)
     this.pending.set(labels, snapshot.pending)
+    this.undelivered.set(labels, snapshot.undelivered)
     this.oldestPending.set(labels, snapshot.oldestPendingAgeMs / 1000)
     this.oldestUndelivered.set(labels, snapshot.oldestUndeliveredAgeMs / 1000)
   }

@@ -40,6 +40,8 @@ export interface LagSnapshot {
   length: number
   /** Entries delivered and not yet acknowledged. */
   pending: number
+  /** Entries not yet delivered to the group (exact when Redis tracks the group's lag, else at least 1 per stream that has some). */
+  undelivered: number
   /** Age (ms, from the entry id's time to Redis TIME) of the oldest pending entry; 0 when none. */
   oldestPendingAgeMs: number
   /** Age (ms) of the oldest entry not yet delivered to the group; 0 when none. */

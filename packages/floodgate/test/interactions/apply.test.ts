@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   InteractionApplier,
@@ -107,6 +108,26 @@ describe('batch apply (test 2)', () => {
     // and the newer like after an unlike still applies
     await applier.apply(schema.db, [like(3, 1, true)])
     expect(await state(3)).toMatchObject({ like_count: 1, likes: 1 })
+  })
+
+  it('sees a concurrent batch that committed while it waited for the same key (fresh snapshot)', async () => {
+    const older = like(6, 1, true)
+    const newer = like(6, 1, false)
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const first = schema.db.transaction(async (tx) => {
+      await applier.applyNetted(tx, netEvents([older]).memberships, [])
+      await gate
+    })
+    await sleep(50)
+    const second = applier.apply(schema.db, [newer]) // blocks on the watermark row lock
+    await sleep(150)
+    release()
+    await first
+    expect(await second).toMatchObject({ advanced: 1, likesRemoved: 1 })
+    expect(await state(6)).toMatchObject({ like_count: 0, likes: 0 })
   })
 
   it('orders stream ids numerically, not as strings', () => {

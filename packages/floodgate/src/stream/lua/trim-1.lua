@@ -16,12 +16,14 @@ Returns  { trimmed (entries removed),
            pending (entries pending in ARGV[1]'s group),
            oldest pending id of that group, or '' when none,
            first undelivered id of that group, or '' when none,
-           now (Redis TIME, ms) }
+           now (Redis TIME, ms),
+           undelivered (entries not yet delivered to that group: XINFO's lag when Redis knows it,
+                        else 1 when at least one exists, 0 when none) }
 ]]
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  return { 0, 0, 0, '', '', nowMs }
+  return { 0, 0, 0, '', '', nowMs, 0 }
 end
 
 local function parse(id)
@@ -35,13 +37,14 @@ local function less(a, b)
 end
 
 local threshold = nil
-local pending, oldest, firstUndelivered = 0, '', ''
+local pending, oldest, firstUndelivered, undelivered = 0, '', '', 0
 local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
 for _, group in ipairs(groups) do
-  local name, last
+  local name, last, lag
   for i = 1, #group, 2 do
     if group[i] == 'name' then name = group[i + 1] end
     if group[i] == 'last-delivered-id' then last = group[i + 1] end
+    if group[i] == 'lag' then lag = group[i + 1] end
   end
   local summary = redis.call('XPENDING', KEYS[1], name)
   local needed = last
@@ -51,7 +54,11 @@ for _, group in ipairs(groups) do
     pending = summary[1]
     if summary[1] > 0 then oldest = summary[2] end
     local next = redis.call('XRANGE', KEYS[1], '(' .. last, '+', 'COUNT', 1)
-    if #next > 0 then firstUndelivered = next[1][1] end
+    if #next > 0 then
+      firstUndelivered = next[1][1]
+      undelivered = 1
+      if type(lag) == 'number' and lag > 0 then undelivered = lag end
+    end
   end
 end
 
@@ -59,4 +66,4 @@ local trimmed = 0
 if threshold ~= nil and threshold ~= '0-0' then
   trimmed = redis.call('XTRIM', KEYS[1], 'MINID', threshold)
 end
-return { trimmed, redis.call('XLEN', KEYS[1]), pending, oldest, firstUndelivered, nowMs }
+return { trimmed, redis.call('XLEN', KEYS[1]), pending, oldest, firstUndelivered, nowMs, undelivered }

@@ -1,0 +1,105 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createInteractionFlush, InteractionKeys } from '../../src/interactions/index.js'
+import { spawnWorker, type Worker } from '../support/processes.js'
+import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { waitDrained } from './drain.js'
+import { createTestSchema, type TestSchema } from './pg_schema.js'
+import { compareRedisWithDatabase } from './verify.js'
+
+const OPS = Number(process.env.FG_CRASH_OPS ?? 50_000)
+const PRODUCERS = 3
+const VIDEOS = 60
+const USERS = 300
+const PARTITIONS = 4
+const KILLS = 10
+
+const redis = testRedis(5000)
+const prefix = uniquePrefix('ix-crash')
+const keys = new InteractionKeys(prefix, PARTITIONS)
+let schema: TestSchema
+const producerFile = new URL('./workers/producer.ts', import.meta.url)
+const flusherFile = new URL('./workers/flusher.ts', import.meta.url)
+
+beforeAll(async () => {
+  schema = await createTestSchema('crash', VIDEOS)
+})
+afterAll(async () => {
+  await schema.drop()
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+function startFlusher(): Worker {
+  return spawnWorker(flusherFile, [prefix, String(PARTITIONS), schema.name, '500', '400', '5'])
+}
+
+describe('flush under SIGKILL (test 3)', () => {
+  it(`keeps PostgreSQL equal to Redis after ${KILLS} kills of the flushing process during ${OPS} operations`, async () => {
+    const producers = Array.from({ length: PRODUCERS }, (_, i) =>
+      spawnWorker(producerFile, [
+        prefix,
+        String(PARTITIONS),
+        String(VIDEOS),
+        String(USERS),
+        String(Math.ceil(OPS / PRODUCERS)),
+        '16',
+        String(1234 + i),
+        '200',
+      ]),
+    )
+    let flusher = startFlusher()
+    const claimed: number[] = []
+    const collect = (w: Worker) => {
+      for (const m of w.messages as { claimed?: number }[]) if (m.claimed) claimed.push(m.claimed)
+    }
+    let kills = 0
+    const producersDone = Promise.all(
+      producers.map((p) => p.waitFor((m) => (m as { done?: boolean }).done === true, 120_000)),
+    )
+    let finished = false
+    void producersDone.then(() => {
+      finished = true
+    })
+    await flusher.waitFor((m) => (m as { ready?: boolean }).ready === true)
+    while (kills < KILLS) {
+      // a random moment while it is flushing: 100–700 ms after it became ready
+      await sleep(100 + Math.random() * 600)
+      flusher.child.kill('SIGKILL')
+      await flusher.exited
+      collect(flusher)
+      kills++
+      flusher = startFlusher()
+      await flusher.waitFor((m) => (m as { ready?: boolean }).ready === true)
+    }
+    const results = (await producersDone) as { events: number; playEventIds: string[] }[]
+    expect(finished).toBe(true)
+    // the last flusher (and one in-process consumer, to watch the lag) drain what is left
+    const watcher = createInteractionFlush(redis, schema.db, {
+      prefix,
+      partitions: PARTITIONS,
+      claimIdleMs: 400,
+      claimIntervalMs: 100,
+      blockMs: 200,
+    })
+    watcher.start()
+    await waitDrained(watcher, 60_000)
+    await watcher.stop()
+    flusher.child.kill('SIGTERM')
+    await flusher.exited
+    collect(flusher)
+
+    const events = results.reduce((sum, r) => sum + r.events, 0)
+    const playIds = results.flatMap((r) => r.playEventIds)
+    expect(events).toBeGreaterThan(OPS / 3)
+    expect(kills).toBe(KILLS)
+    expect(claimed.reduce((a, b) => a + b, 0) + watcher.stats.claimed).toBeGreaterThan(0)
+
+    expect(await compareRedisWithDatabase(redis, schema.pool, keys, VIDEOS)).toEqual([])
+    const { rows } = await schema.pool.query('SELECT event_id FROM video_plays')
+    const logged = rows.map((r: { event_id: string }) => r.event_id).sort()
+    expect(logged.length).toBe(playIds.length)
+    expect(logged).toEqual([...playIds].sort())
+    for (let p = 0; p < PARTITIONS; p++) expect(await redis.xlen(keys.dead(p))).toBe(0)
+  }, 150_000)
+})
