@@ -109,6 +109,7 @@ export class CountsRecovery {
 
   /** A read found the marker missing: stop serving Redis counts and check now. */
   notifyEpochMissing(): void {
+    if (this.current !== 'rebuilding') this.emit({ type: 'epoch-missing' })
     this.current = 'rebuilding'
     void this.check()
   }
