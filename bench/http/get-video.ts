@@ -1,0 +1,100 @@
+/**
+ * Baseline read throughput of `GET /videos/:id` on a running video-api:
+ * ids drawn Zipf(s=1) over the seeded popularity rank (`video_popularity`),
+ * only published public live videos, so every answer is a 200.
+ *
+ * usage: node --import tsx bench/http/get-video.ts --url http://127.0.0.1:3000 --db postgres://.../va_bench
+ *        [--duration 10] [--connections 50] [--uniform]
+ */
+import { createRequire } from 'node:module'
+import { parseArgs } from 'node:util'
+import pg from 'pg'
+
+const require = createRequire(import.meta.url)
+type Request = { path?: string }
+type Result = {
+  requests: { average: number; total: number }
+  latency: { p50: number; p99: number; average: number }
+  non2xx: number
+  errors: number
+  timeouts: number
+}
+const autocannon = require('autocannon') as (
+  options: Record<string, unknown>,
+  done: (error: Error | null, result: Result) => void,
+) => unknown
+
+const { values } = parseArgs({
+  options: {
+    url: { type: 'string', default: 'http://127.0.0.1:3000' },
+    db: { type: 'string' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    uniform: { type: 'boolean', default: false },
+  },
+})
+if (!values.db) throw new Error('--db <postgres url> is required (to read the popularity ranks)')
+
+const client = new pg.Client({ connectionString: values.db })
+await client.connect()
+const { rows } = await client.query<{ id: string }>(`
+  select v.id::text as id from video_popularity p join videos v on v.id = p.video_id
+  where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'
+  order by p.rank`)
+await client.end()
+const ids = rows.map((r) => r.id)
+if (ids.length === 0) throw new Error('no seeded videos: run npm run seed first')
+
+// Zipf(s=1) over ranks by inverse transform on the CDF; seeded LCG so runs draw the same mix.
+const cdf = new Float64Array(ids.length)
+let sum = 0
+for (let k = 1; k <= ids.length; k++) cdf[k - 1] = sum += 1 / k
+let state = 12345
+const random = () => {
+  state = (Math.imul(state, 1664525) + 1013904223) >>> 0
+  return state / 4294967296
+}
+const pick = (): string => {
+  if (values.uniform) return ids[Math.floor(random() * ids.length)]!
+  const u = random() * sum
+  let lo = 0
+  let hi = ids.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (cdf[mid]! < u) lo = mid + 1
+    else hi = mid
+  }
+  return ids[lo]!
+}
+
+const result = await new Promise<Result>((resolve, reject) =>
+  autocannon(
+    {
+      url: values.url,
+      connections: Number(values.connections),
+      duration: Number(values.duration),
+      requests: [
+        {
+          method: 'GET',
+          setupRequest: (req: Request) => {
+            req.path = `/videos/${pick()}`
+            return req
+          },
+        },
+      ],
+    },
+    (error, r) => (error ? reject(error) : resolve(r)),
+  ),
+)
+const summary = {
+  scenario: `GET /videos/:id ${values.uniform ? 'uniform' : 'zipf(s=1)'} over ${ids.length} videos`,
+  connections: Number(values.connections),
+  durationS: Number(values.duration),
+  requestsPerSecond: result.requests.average,
+  totalRequests: result.requests.total,
+  latencyMs: { p50: result.latency.p50, p99: result.latency.p99, mean: result.latency.average },
+  non2xx: result.non2xx,
+  errors: result.errors,
+  timeouts: result.timeouts,
+}
+process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`)
