@@ -41,13 +41,18 @@ export interface LocalRedis {
  * Starts `redis-server` on 127.0.0.1:`port` with its own data folder
  * `<dataDir>/redis` and an append-only file (`--appendonly yes
  * --appendfsync everysec`), and waits until it accepts connections.
- * @throws {RedisServerMissingError} when `redis-server` is not on PATH.
+ * @param command the server binary, looked up on PATH. @default 'redis-server'
+ * @throws {RedisServerMissingError} when `command` is not on PATH.
  */
-export async function startLocalRedis(dataDir: string, port = 6379): Promise<LocalRedis> {
+export async function startLocalRedis(
+  dataDir: string,
+  port = 6379,
+  command = 'redis-server',
+): Promise<LocalRedis> {
   const dir = join(dataDir, 'redis')
   mkdirSync(dir, { recursive: true })
   const child: ChildProcess = spawn(
-    'redis-server',
+    command,
     [
       '--port',
       String(port),
@@ -73,9 +78,13 @@ export async function startLocalRedis(dataDir: string, port = 6379): Promise<Loc
       throw outcome
     }
     if (outcome) {
+      // Never leave the server behind, even if the process dies without a clean shutdown.
+      const onExit = () => child.kill('SIGTERM')
+      process.once('exit', onExit)
       return {
         url: `redis://127.0.0.1:${port}`,
         async stop() {
+          process.removeListener('exit', onExit)
           if (child.exitCode === null && child.signalCode === null) {
             child.kill('SIGTERM')
             await exited
