@@ -1,0 +1,225 @@
+/**
+ * Ranking query latency with 100,000 videos in the window: the minute-bucket
+ * design (ZUNIONSTORE … WEIGHTS into a cached result, one recomputer) against
+ * the log-space decayed score (one ZADD per event, no re-scoring), plus the
+ * all-time read. Run from the repo root:
+ *
+ *   node --conditions=floodgate-source --import tsx bench/rankings/run.ts [videos] [eventsPerVideo]
+ *
+ * Uses the Redis at REDIS_URL (default redis://127.0.0.1:6379) under a unique prefix
+ * and deletes its keys afterwards. Writes bench/results/rankings.json.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import {
+  createRankings,
+  DecayedRankings,
+  decayRatePerMs,
+  InteractionKeys,
+  type Rankings,
+  type TopQuery,
+  toMember,
+} from 'floodgate'
+import { Redis } from 'ioredis'
+
+const VIDEOS = Number(process.argv[2] ?? 100_000)
+const EVENTS_PER_VIDEO = Number(process.argv[3] ?? 2)
+const PARTITIONS = 16
+const LIMIT = 50
+const ORIGIN_MS = 1_767_225_600_000
+const prefix = `bench:rank:${randomBytes(4).toString('hex')}`
+const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { commandTimeout: 30_000 })
+const keys = new InteractionKeys(prefix, PARTITIONS)
+const windows = {
+  '1h': { windowMs: 3_600_000, halfLifeMs: 900_000 },
+  '24h': { windowMs: 86_400_000, halfLifeMs: 21_600_000 },
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+async function measure(
+  label: string,
+  n: number,
+  run: () => Promise<unknown>,
+  before?: () => Promise<unknown>,
+) {
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    if (before) await before()
+    const t = process.hrtime.bigint()
+    await run()
+    times.push(Number(process.hrtime.bigint() - t) / 1e6)
+  }
+  times.sort((a, b) => a - b)
+  const row = {
+    scenario: label,
+    runs: n,
+    p50Ms: +percentile(times, 50).toFixed(3),
+    p99Ms: +percentile(times, 99).toFixed(3),
+    maxMs: +times[times.length - 1]!.toFixed(3),
+  }
+  console.log(`| ${row.scenario} | ${row.runs} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} |`)
+  return row
+}
+
+/** Seeds buckets (ZINCRBY per event, as the write path does) and decayed scores (the same events). */
+async function seed(metric: 'likes' | 'plays', windowMinutes: number, halfLifeMs: number, window: string) {
+  const [s] = await redis.time()
+  const nowMinute = Math.floor(Number(s) / 60)
+  const lambda = decayRatePerMs(halfLifeMs)
+  const decayed = new Map<string, number>()
+  let pipeline = redis.pipeline()
+  let queued = 0
+  for (let v = 1; v <= VIDEOS; v++) {
+    const id = String(v)
+    const p = keys.partitionOf(id)
+    for (let e = 0; e < EVENTS_PER_VIDEO; e++) {
+      const age = Math.floor(Math.random() * windowMinutes)
+      const bucket = keys.rankMinute(p, metric, nowMinute - age)
+      pipeline.zincrby(bucket, 1, toMember(id))
+      queued++
+      // The decayed design's score for the same event, computed as decay-add-1.lua does.
+      const x = lambda * ((nowMinute - age) * 60_000 - ORIGIN_MS)
+      const old = decayed.get(id)
+      decayed.set(id, old === undefined ? x : Math.max(old, x) + Math.log1p(Math.exp(-Math.abs(old - x))))
+    }
+    if (queued >= 20_000) {
+      await pipeline.exec()
+      pipeline = redis.pipeline()
+      queued = 0
+    }
+  }
+  for (let p = 0; p < PARTITIONS; p++) {
+    for (let age = 0; age < windowMinutes; age++)
+      pipeline.pexpire(keys.rankMinute(p, metric, nowMinute - age), 3_600_000)
+  }
+  for (const [id, score] of decayed) {
+    pipeline.zadd(
+      keys.space.tagged('rank', `ix:${keys.partitionOf(id)}`, `decay:${metric}:${window}`),
+      score,
+      toMember(id),
+    )
+    if (++queued >= 20_000) {
+      await pipeline.exec()
+      pipeline = redis.pipeline()
+      queued = 0
+    }
+  }
+  await pipeline.exec()
+}
+
+async function seedAllTime() {
+  let pipeline = redis.pipeline()
+  for (let p = 0; p < PARTITIONS; p++) {
+    for (let i = 0; i < 1000; i++)
+      pipeline.zadd(
+        keys.rankAll(p, 'likes'),
+        Math.floor(Math.random() * 1e6),
+        toMember(String(p + i * PARTITIONS)),
+      )
+  }
+  await pipeline.exec()
+  pipeline = redis.pipeline()
+}
+
+async function cleanup() {
+  let cursor = '0'
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 2000)
+    cursor = next
+    if (found.length > 0) await redis.unlink(...found)
+  } while (cursor !== '0')
+}
+
+async function main() {
+  console.log(
+    `Seeding ${VIDEOS} videos × ${EVENTS_PER_VIDEO} events into 1h and 24h windows, ${PARTITIONS} partitions…`,
+  )
+  const seedStart = Date.now()
+  await seed('plays', 60, windows['1h'].halfLifeMs, '1h')
+  await seed('likes', 1440, windows['24h'].halfLifeMs, '24h')
+  await seedAllTime()
+  const seedMs = Date.now() - seedStart
+  const info = await redis.info('server')
+  const version = /redis_version:(\S+)/.exec(info)?.[1]
+
+  const buckets = createRankings({ redis, prefix, partitions: PARTITIONS, windows, topK: 1000 })
+  const decayed = new DecayedRankings({
+    redis,
+    prefix,
+    partitions: PARTITIONS,
+    windows,
+    topK: 100_000,
+    originMs: ORIGIN_MS,
+  })
+  const dropLocks = (metric: 'likes' | 'plays', window: string) => async () => {
+    await redis.del(...keys.allPartitions().map((p) => `${keys.rankWindow(p, metric, window)}:lock`))
+  }
+  const q = (r: Rankings, query: TopQuery) => () => r.top(query)
+  const oneH: TopQuery = { metric: 'plays', window: '1h', limit: LIMIT }
+  const day: TopQuery = { metric: 'likes', window: '24h', limit: LIMIT }
+
+  // Same order from both designs? (they see the same events)
+  const a = await buckets.top(oneH)
+  const b = await decayed.top(oneH)
+  const overlap = a.filter((x) => b.some((y) => y.videoId === x.videoId)).length
+
+  console.log('\n| scenario | runs | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|')
+  const rows = [
+    await measure('buckets 1h, cached result (what most queries see)', 500, q(buckets, oneH)),
+    await measure(
+      'buckets 1h, recompute (16 × ZUNIONSTORE of 60 buckets)',
+      40,
+      q(buckets, oneH),
+      dropLocks('plays', '1h'),
+    ),
+    await measure('buckets 24h, cached result', 500, q(buckets, day)),
+    await measure(
+      'buckets 24h, recompute (16 × ZUNIONSTORE of 1440 buckets)',
+      15,
+      q(buckets, day),
+      dropLocks('likes', '24h'),
+    ),
+    await measure('decayed score 1h (16 × ZREVRANGE)', 500, q(decayed, oneH)),
+    await measure('decayed score 24h (16 × ZREVRANGE)', 500, q(decayed, day)),
+    await measure(
+      'all-time (16 × ZREVRANGE of top-K ZSETs)',
+      500,
+      q(buckets, { metric: 'likes', window: 'all', limit: LIMIT }),
+    ),
+  ]
+  // Write cost of the alternative: one Lua step per event per window.
+  const writes = 5000
+  const wStart = Date.now()
+  for (let i = 0; i < writes; i++) await decayed.record(String(1 + (i % VIDEOS)), 'plays')
+  const decayedRecordOpsPerSec = Math.round(writes / ((Date.now() - wStart) / 1000))
+  console.log(
+    `\ndecayed record(): ${decayedRecordOpsPerSec} events/s sequential (2 windows = 2 Lua steps per event)`,
+  )
+  console.log(`top-${LIMIT} overlap between designs on the same events (1h): ${overlap}/${LIMIT}`)
+  const usedMemory = /used_memory_human:(\S+)/.exec(await redis.info('memory'))?.[1]
+  const result = {
+    date: new Date().toISOString(),
+    redis: version,
+    videos: VIDEOS,
+    eventsPerVideo: EVENTS_PER_VIDEO,
+    partitions: PARTITIONS,
+    limit: LIMIT,
+    seedMs,
+    usedMemoryWhileSeeded: usedMemory,
+    rows,
+    decayedRecordOpsPerSec,
+    overlapTop50: overlap,
+  }
+  mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
+  writeFileSync(new URL('../results/rankings.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
+}
+
+try {
+  await main()
+} finally {
+  await cleanup()
+  redis.disconnect()
+}
