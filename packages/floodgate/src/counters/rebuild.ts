@@ -139,3 +139,49 @@ async function restorePlayCounters(input: RebuildInput): Promise<number> {
     if (rows.length < input.chunkSize) return total
   }
 }
+
+/**
+ * Restores one video (both sets, merge; its play counter, max) from the DB: what a
+ * toggle should run first while a rebuild is in progress, so that an unlike of a
+ * like the rebuild has not reached yet finds the member and produces its event.
+ * @returns the restored counts.
+ * @throws {CountersDatabaseError} when a query fails. @throws {StoreUnavailableError} when Redis fails.
+ */
+export async function restoreOneVideo(
+  input: Omit<RebuildInput, 'chunkSize' | 'mode' | 'signal'>,
+  videoId: string,
+): Promise<{ likes: number; favorites: number; plays: number }> {
+  const { rows } = await guardSql('read one video', () =>
+    input.sql.query<{ kind: string; users: string[] | null; plays: string | null }>(
+      `SELECT 'likes' AS kind, array_agg(l.user_id::text) AS users, NULL AS plays FROM ${input.tables.likes} l WHERE l.video_id = $1::bigint
+       UNION ALL SELECT 'favorites', array_agg(f.user_id::text), NULL FROM ${input.tables.favorites} f WHERE f.video_id = $1::bigint
+       UNION ALL SELECT 'plays', NULL, v.play_count::text FROM ${input.tables.videos} v WHERE v.id = $1::bigint`,
+      [videoId],
+    ),
+  )
+  const p = input.keys.partitionOf(videoId)
+  const member = toMember(videoId)
+  const out = { likes: 0, favorites: 0, plays: 0 }
+  for (const row of rows) {
+    if (row.kind === 'plays') {
+      const reply = await restorePlays.run(
+        input.redis,
+        [input.keys.plays(videoId), input.keys.rankAll(p, 'plays')],
+        [member, row.plays ?? '0', input.topK, 'merge'],
+      )
+      out.plays = Number(reply)
+    } else if (row.users && row.users.length > 0) {
+      const kind = row.kind === 'likes' ? 'likes' : 'favorites'
+      const reply = await restoreMembers.run(
+        input.redis,
+        [
+          kind === 'likes' ? input.keys.likes(videoId) : input.keys.favorites(videoId),
+          input.keys.rankAll(p, 'likes'),
+        ],
+        [member, input.topK, kind === 'likes' ? '1' : '0', 'merge', ...row.users],
+      )
+      out[kind] = Number(reply)
+    }
+  }
+  return out
+}

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { ScriptContractError } from '../errors/index.js'
+import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { type Lease, Mutex } from '../lock/index.js'
 import { assertIntegerIn } from '../rankings/options.js'
 import { LuaScript, type RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import { RebuildAbortedError } from './errors.js'
-import { type RebuildMode, type RebuildReport, rebuildFromDatabase } from './rebuild.js'
+import { type RebuildMode, type RebuildReport, rebuildFromDatabase, restoreOneVideo } from './rebuild.js'
 import { type ReconcileReport, reconcileCounts } from './reconcile.js'
 import { rebuildLockKey } from './recovery_keys.js'
 import { type InteractionTables, type QuotedTables, quoteTables } from './tables.js'
@@ -213,6 +214,26 @@ export class CountsRecovery {
     } finally {
       await lease.release().catch(() => undefined)
     }
+  }
+
+  /**
+   * Restores one video from the DB (merge: sets gain the DB members, the play
+   * counter becomes max(counter, DB)). Call it before a toggle while `serving()`
+   * is false: otherwise an unlike of a like the rebuild has not restored yet
+   * finds no member, changes nothing and emits no event, and the like would come back.
+   * Idempotent. @throws {CountersDatabaseError} / {StoreUnavailableError}.
+   */
+  restoreVideo(videoId: string): Promise<{ likes: number; favorites: number; plays: number }> {
+    return restoreOneVideo(
+      {
+        redis: this.options.redis,
+        sql: this.options.sql,
+        keys: this.keys,
+        tables: this.tables,
+        topK: this.topK,
+      },
+      canonicalId('videoId', videoId),
+    )
   }
 
   /**

@@ -100,6 +100,16 @@ describe('CountsRecovery', () => {
     expect(report.columnDrift).toEqual([])
   })
 
+  it('restoreVideo lets an unlike during the rebuild find the member (and emit its event)', async () => {
+    const r = recovery()
+    expect(await interactions.setLiked('1', '2', false)).toMatchObject({ changed: false }) // lost unlike without it
+    expect(await r.restoreVideo('1')).toEqual({ likes: 3, favorites: 1, plays: 7 })
+    expect(await r.restoreVideo('1')).toEqual({ likes: 3, favorites: 1, plays: 7 })
+    const unlike = await interactions.setLiked('1', '2', false)
+    expect(unlike).toMatchObject({ changed: true, count: 2 })
+    expect(await r.restoreVideo('29')).toEqual({ likes: 0, favorites: 0, plays: 0 })
+  })
+
   it('replace makes Redis equal to the DB and serves DB counts meanwhile', async () => {
     await redis.set(keys.epoch(), 'old')
     await redis.sadd(keys.likes('1'), '1', '2', '3', '555')
