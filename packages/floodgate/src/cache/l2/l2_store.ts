@@ -37,6 +37,7 @@ const FILL_RESULTS: Record<string, FillResult> = {
 export class L2Store {
   readonly wakeChannel: string
   readonly busChannel: string
+  private readonly clientTimeoutSuffices: boolean
 
   constructor(
     readonly redis: RedisClient,
@@ -48,6 +49,9 @@ export class L2Store {
   ) {
     this.wakeChannel = keySpace.channel(`${area}:filled`)
     this.busChannel = keySpace.channel(`${area}:invalidate`)
+    const clientTimeoutMs =
+      redis instanceof Cluster ? redis.options.redisOptions?.commandTimeout : redis.options.commandTimeout
+    this.clientTimeoutSuffices = clientTimeoutMs !== undefined && clientTimeoutMs <= timeoutMs
   }
 
   valueKey(key: string): string {
@@ -64,15 +68,18 @@ export class L2Store {
     if (!this.breaker.allow() && !force) return UNAVAILABLE
     let timer: NodeJS.Timeout | undefined
     try {
-      const result = await Promise.race([
-        op(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new StoreUnavailableError(`Redis did not answer within ${this.timeoutMs} ms`)),
-            this.timeoutMs,
-          )
-        }),
-      ])
+      // The client's own per-command timeout already bounds the call: skip a timer per call.
+      const result = this.clientTimeoutSuffices
+        ? await op()
+        : await Promise.race([
+            op(),
+            new Promise<never>((_, reject) => {
+              timer = setTimeout(
+                () => reject(new StoreUnavailableError(`Redis did not answer within ${this.timeoutMs} ms`)),
+                this.timeoutMs,
+              )
+            }),
+          ])
       this.breaker.success()
       return result
     } catch (error) {

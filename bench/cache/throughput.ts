@@ -1,0 +1,53 @@
+import { type AdapterKind, makeAdapter } from './adapters.js'
+import { zipfSampler } from './zipf.js'
+
+/** A video-sized JSON value. */
+export function videoRow(i: number) {
+  return { id: i, authorId: i % 997, title: `video number ${i}`, durationS: 30 + (i % 90), private: false }
+}
+
+/**
+ * Cached-read throughput (ops/s): warm every key, then `concurrency` loops of
+ * Zipf(1)-sampled `get`s over `keys` keys for `durationMs` ms. The loader is
+ * never expected to run after warm-up (counted as `loads`).
+ */
+export async function measureThroughput(
+  kind: AdapterKind,
+  prefix: string,
+  keys: number,
+  durationMs: number,
+  concurrency = 32,
+): Promise<{ kind: AdapterKind; opsPerSec: number; loadsAfterWarmup: number }> {
+  const adapter = await makeAdapter(kind, prefix)
+  let loads = 0
+  const load = (i: number) => async () => {
+    loads++
+    return videoRow(i)
+  }
+  for (let start = 0; start < keys; start += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, keys - start) }, (_, j) =>
+        adapter.get(`v${start + j}`, load(start + j)),
+      ),
+    )
+  }
+  loads = 0
+  const sample = zipfSampler(keys)
+  let ops = 0
+  const stopAt = performance.now() + durationMs
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < stopAt) {
+        for (let i = 0; i < 64; i++) {
+          const r = sample()
+          await adapter.get(`v${r}`, load(r))
+          ops++
+        }
+      }
+    }),
+  )
+  const elapsedS = (performance.now() - started) / 1000
+  await adapter.close()
+  return { kind, opsPerSec: Math.round(ops / elapsedS), loadsAfterWarmup: loads }
+}
