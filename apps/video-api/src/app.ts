@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { RedisClient } from 'floodgate'
+import { KeySpace, type RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import { createTokenService } from './auth/tokens.js'
 import type { Database } from './db/types.js'
@@ -23,6 +23,8 @@ export interface AppOptions {
   db: Kysely<Database>
   /** An open Redis client. The app does not close it. */
   redis: RedisClient
+  /** Prefix of the service's Redis keys. @default 'va' */
+  redisPrefix?: string
   /** HS256 secret for bearer tokens. */
   jwtSecret: string
   /** Token lifetime (s). @default 3600 */
@@ -63,6 +65,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const deps: RouteDeps = {
     db: options.db,
     redis: options.redis,
+    keys: new KeySpace(options.redisPrefix ?? 'va'),
     tokens,
     users: new UserRepository(options.db),
     videos: options.wrapReader ? options.wrapReader(reader) : reader,

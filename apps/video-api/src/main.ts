@@ -54,6 +54,7 @@ async function main(): Promise<void> {
   const app = await buildApp({
     db: database.db,
     redis: redis.client,
+    redisPrefix: config.redisPrefix,
     jwtSecret: resolveJwtSecret(config.jwtSecret, config.dataDir),
     jwtTtlS: config.jwtTtlS,
     bodyLimitBytes: config.bodyLimitBytes,

@@ -29,6 +29,11 @@ describe('loadConfig', () => {
     expect(c.dataDir).toBe(join(repoRoot, 'data'))
   })
 
+  it('resolves a relative DATA_DIR against the directory npm was run from (INIT_CWD)', () => {
+    expect(load({ DATA_DIR: 'mydata', INIT_CWD: '/srv/app' }).dataDir).toBe('/srv/app/mydata')
+    expect(load({ DATA_DIR: '/abs/data' }).dataDir).toBe('/abs/data')
+  })
+
   it.each([
     [{ PORT: 'abc' }, 'PORT: must be an integer 0-65535, got "abc"'],
     [{ PORT: '70000' }, 'PORT: must be an integer 0-65535, got "70000"'],

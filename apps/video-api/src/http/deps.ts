@@ -1,4 +1,4 @@
-import type { RedisClient } from 'floodgate'
+import type { KeySpace, RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { TokenService } from '../auth/tokens.js'
 import type { Database } from '../db/types.js'
@@ -10,6 +10,8 @@ import type { VideoWriter } from '../videos/writer.js'
 export interface RouteDeps {
   db: Kysely<Database>
   redis: RedisClient
+  /** Redis key builder under REDIS_PREFIX, for the cache, limiter and counter issues. */
+  keys: KeySpace
   tokens: TokenService
   users: UserRepository
   videos: VideoReader

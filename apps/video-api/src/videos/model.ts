@@ -17,7 +17,7 @@ export interface VideoView {
   updatedAt: string
 }
 
-/** A video as the repository returns it: the view plus `deletedAt` (readers never return deleted ones). */
+/** A live video as the repository returns it (readers never return deleted ones); same shape as the API view. */
 export type Video = VideoView
 
 export function toVideo(row: VideoRow): Video {

@@ -23,12 +23,19 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const database = await createTestDatabase(label)
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
-  const app = await buildApp({ db: database.db, redis, jwtSecret: TEST_JWT_SECRET, ...options })
+  const prefix = `vatest:${label}:${process.pid}:${randomBytes(3).toString('hex')}`
+  const app = await buildApp({
+    db: database.db,
+    redis,
+    redisPrefix: prefix,
+    jwtSecret: TEST_JWT_SECRET,
+    ...options,
+  })
   return {
     app,
     database,
     redis,
-    prefix: `vatest:${label}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    prefix,
     async close() {
       await app.close()
       redis.disconnect()
