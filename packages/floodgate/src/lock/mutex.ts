@@ -126,6 +126,22 @@ export class Mutex {
       }
     }
   }
+
+  /**
+   * Acquires (as {@link acquire}), runs `fn` with the lease, and releases in
+   * every case. `fn` should watch `lease.signal` and pass `lease.fencingToken`
+   * to the resource it protects. A failed release is ignored (the key then
+   * expires by its TTL), so it never hides `fn`'s result or error.
+   * @throws whatever `acquire()` throws, or what `fn` throws.
+   */
+  async withLock<T>(fn: (lease: Lease) => Promise<T>, options?: AcquireOptions): Promise<T> {
+    const lease = await this.acquire(options)
+    try {
+      return await fn(lease)
+    } finally {
+      await lease.release().catch(() => undefined)
+    }
+  }
 }
 
 function validate(o: Required<MutexOptions>): void {

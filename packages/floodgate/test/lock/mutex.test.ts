@@ -171,6 +171,22 @@ describe('Mutex', () => {
     await held?.release()
   })
 
+  it('withLock runs the function under the lock and releases it, also when the function throws', async () => {
+    const mutex = fresh()
+    const token = await mutex.withLock(async (lease) => {
+      expect(await mutex.tryAcquire()).toBeNull()
+      return lease.fencingToken
+    })
+    expect(token).toBe(1)
+    expect(await redis.exists(mutex.keys.lock)).toBe(0)
+    await expect(
+      mutex.withLock(async () => {
+        throw new Error('boom')
+      }),
+    ).rejects.toThrow('boom')
+    expect(await redis.exists(mutex.keys.lock)).toBe(0)
+  })
+
   it('tryAcquire throws StoreUnavailableError when Redis is unreachable', async () => {
     const dead = testRedis()
     dead.disconnect()
