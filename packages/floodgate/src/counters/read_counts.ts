@@ -1,7 +1,7 @@
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { assertIntegerIn } from '../rankings/options.js'
-import { execAll } from '../rankings/pipeline_results.js'
+import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
 
 /** Counts of one video from Redis; the flags only when a viewer was given. */
@@ -76,12 +76,19 @@ export class CountsReader {
     const recovery = this.options.recovery
     if (recovery && !recovery.serving()) return { ok: false, reason: 'rebuilding' }
     if (ids.length === 0) return { ok: true, counts: new Map() }
-    const pipeline = this.options.redis.pipeline().get(this.keys.epoch())
+    const epochKey = this.keys.epoch()
+    const batch = new SlotBatch(this.options.redis).add(epochKey, (p) => p.get(epochKey))
     for (const id of ids) {
       const likes = this.keys.likes(id)
       const favorites = this.keys.favorites(id)
-      pipeline.scard(likes).scard(favorites).get(this.keys.plays(id))
-      if (viewer !== undefined) pipeline.sismember(likes, viewer).sismember(favorites, viewer)
+      const plays = this.keys.plays(id)
+      batch.add(likes, (p) => p.scard(likes))
+      batch.add(favorites, (p) => p.scard(favorites))
+      batch.add(plays, (p) => p.get(plays))
+      if (viewer !== undefined) {
+        batch.add(likes, (p) => p.sismember(likes, viewer))
+        batch.add(favorites, (p) => p.sismember(favorites, viewer))
+      }
     }
     let replies: unknown[]
     let timer: NodeJS.Timeout | undefined
@@ -89,7 +96,7 @@ export class CountsReader {
       const deadline = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), this.timeoutMs)
       })
-      const result = await Promise.race([execAll(pipeline, 'counts read'), deadline])
+      const result = await Promise.race([batch.exec('counts read'), deadline])
       if (result === 'timeout') return { ok: false, reason: 'timeout' }
       replies = result
     } catch (error) {

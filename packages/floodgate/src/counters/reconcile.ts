@@ -1,5 +1,5 @@
 import type { InteractionKeys } from '../interactions/keys.js'
-import { execAll } from '../rankings/pipeline_results.js'
+import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import { guardSql } from './errors.js'
@@ -87,14 +87,16 @@ export async function reconcileCounts(input: ReconcileInput): Promise<ReconcileR
     if (room <= 0) return report
     const { rows } = await guardSql('reconcile read', () => input.sql.query<Row>(text, [after, room]))
     if (rows.length === 0) return report
-    const pipeline = input.redis.pipeline()
+    const batch = new SlotBatch(input.redis)
     for (const row of rows) {
-      pipeline
-        .scard(input.keys.likes(row.id))
-        .scard(input.keys.favorites(row.id))
-        .get(input.keys.plays(row.id))
+      const likes = input.keys.likes(row.id)
+      const favorites = input.keys.favorites(row.id)
+      const plays = input.keys.plays(row.id)
+      batch.add(likes, (p) => p.scard(likes))
+      batch.add(favorites, (p) => p.scard(favorites))
+      batch.add(plays, (p) => p.get(plays))
     }
-    const replies = await execAll(pipeline, 'reconcile read')
+    const replies = await batch.exec('reconcile read')
     rows.forEach((row, i) => {
       const redis = {
         likes: Number(replies[i * 3]),

@@ -1,7 +1,7 @@
 import type { InteractionKeys } from '../interactions/keys.js'
 import type { RedisClient } from '../redis/index.js'
 import { parseWithScores } from './merge.js'
-import { execAll } from './pipeline_results.js'
+import { SlotBatch } from './slot_batch.js'
 import type { RankingMetric } from './types.js'
 
 /**
@@ -15,9 +15,11 @@ export async function readAllTimeTops(
   metric: RankingMetric,
   limit: number,
 ): Promise<{ id: string; score: number }[][]> {
-  const pipeline = redis.pipeline()
-  for (let p = 0; p < keys.partitions; p++)
-    pipeline.zrevrange(keys.rankAll(p, metric), 0, limit - 1, 'WITHSCORES')
-  const replies = await execAll(pipeline, 'all-time ranking read')
+  const batch = new SlotBatch(redis)
+  for (let p = 0; p < keys.partitions; p++) {
+    const key = keys.rankAll(p, metric)
+    batch.add(key, (pipe) => pipe.zrevrange(key, 0, limit - 1, 'WITHSCORES'))
+  }
+  const replies = await batch.exec('all-time ranking read')
   return replies.map(parseWithScores)
 }

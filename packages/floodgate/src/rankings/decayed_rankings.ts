@@ -6,8 +6,8 @@ import { parseScore } from './finite.js'
 import { toMember } from './member.js'
 import { mergeTops, parseWithScores } from './merge.js'
 import { assertCommon, assertIntegerIn, assertQuery, type ResolvedWindow, resolveWindows } from './options.js'
-import { execAll } from './pipeline_results.js'
 import { decayedKey } from './ranking_keys.js'
+import { SlotBatch } from './slot_batch.js'
 import type { RankedVideo, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
 
 const decayAdd = new LuaScript(new URL('./lua/decay-add-1.lua', import.meta.url))
@@ -90,11 +90,12 @@ export class DecayedRankings implements Rankings {
   async top(query: TopQuery): Promise<RankedVideo[]> {
     const metric = assertQuery(query, this.topK)
     const window = this.window(query.window)
-    const pipeline = this.options.redis.pipeline().time()
+    const batch = new SlotBatch(this.options.redis).add('', (pipe) => pipe.time())
     for (let p = 0; p < this.keys.partitions; p++) {
-      pipeline.zrevrange(decayedKey(this.keys, p, metric, window.name), 0, query.limit - 1, 'WITHSCORES')
+      const key = decayedKey(this.keys, p, metric, window.name)
+      batch.add(key, (pipe) => pipe.zrevrange(key, 0, query.limit - 1, 'WITHSCORES'))
     }
-    const replies = await execAll(pipeline, 'decayed ranking read')
+    const replies = await batch.exec('decayed ranking read')
     const [seconds, micros] = replies[0] as [string, string]
     const t = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.originMs
     const lambdaT = decayRatePerMs(window.halfLifeMs) * t

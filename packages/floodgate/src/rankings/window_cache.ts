@@ -7,6 +7,7 @@ import { parseWithScores } from './merge.js'
 import type { ResolvedWindow } from './options.js'
 import { execAll } from './pipeline_results.js'
 import { windowLockKey } from './ranking_keys.js'
+import { SlotBatch } from './slot_batch.js'
 import type { RankingMetric } from './types.js'
 
 /** Value the recompute lock holds once the cached result it guards is written. */
@@ -107,17 +108,17 @@ export class WindowCache {
     limit: number,
     token: string,
   ): Promise<{ nowMs: number; states: Probe[] }> {
-    const pipeline = this.redis.pipeline().time()
+    const batch = new SlotBatch(this.redis).add('', (pipe) => pipe.time())
     for (const p of partitions) {
       const lock = windowLockKey(this.keys, p, metric, window.name)
       const dest = this.keys.rankWindow(p, metric, window.name)
-      pipeline
-        .set(lock, token, 'PX', this.settings.cacheTtlMs, 'NX')
-        .get(lock)
-        .exists(dest)
-        .zrevrange(dest, 0, limit - 1, 'WITHSCORES')
+      batch
+        .add(lock, (pipe) => pipe.set(lock, token, 'PX', this.settings.cacheTtlMs, 'NX'))
+        .add(lock, (pipe) => pipe.get(lock))
+        .add(dest, (pipe) => pipe.exists(dest))
+        .add(dest, (pipe) => pipe.zrevrange(dest, 0, limit - 1, 'WITHSCORES'))
     }
-    const replies = await execAll(pipeline, 'window ranking probe')
+    const replies = await batch.exec('window ranking probe')
     const [seconds, micros] = replies[0] as [string, string]
     const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
     const states = partitions.map((_, i) => {

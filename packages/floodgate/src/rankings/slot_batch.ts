@@ -1,0 +1,74 @@
+import type { ChainableCommander } from 'ioredis'
+import type { RedisClient } from '../redis/index.js'
+import { execAll } from './pipeline_results.js'
+
+/**
+ * A batch of single-key commands sent as pipelines: ONE pipeline (one round
+ * trip) on a single node; on Redis Cluster, where ioredis refuses a pipeline
+ * whose keys live on different nodes, one pipeline per hash tag, all sent at
+ * once (still one round trip of latency, in parallel). Commands with the same
+ * tag (e.g. every key of one `{ix:<p>}` partition) always share a pipeline.
+ * Replies come back in the order the commands were added.
+ */
+export class SlotBatch {
+  private readonly commands: { tag: string; build: (p: ChainableCommander) => unknown }[] = []
+
+  constructor(private readonly redis: RedisClient) {}
+
+  /** Adds one command on `key` (pass `''` for a keyless command such as TIME). */
+  add(key: string, build: (p: ChainableCommander) => unknown): this {
+    this.commands.push({ tag: hashTag(key), build })
+    return this
+  }
+
+  /** Number of commands added. */
+  get length(): number {
+    return this.commands.length
+  }
+
+  /**
+   * Sends everything and returns the replies in order.
+   * @throws {StoreUnavailableError} when any pipeline or command fails.
+   */
+  async exec(what: string): Promise<unknown[]> {
+    if (!isCluster(this.redis)) {
+      const pipeline = this.redis.pipeline()
+      for (const c of this.commands) c.build(pipeline)
+      return execAll(pipeline, what)
+    }
+    const groups = new Map<string, { pipeline: ChainableCommander; positions: number[] }>()
+    this.commands.forEach((c, i) => {
+      let group = groups.get(c.tag)
+      if (!group) {
+        group = { pipeline: this.redis.pipeline(), positions: [] }
+        groups.set(c.tag, group)
+      }
+      c.build(group.pipeline)
+      group.positions.push(i)
+    })
+    const out: unknown[] = new Array(this.commands.length)
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        const replies = await execAll(group.pipeline, what)
+        group.positions.forEach((position, j) => {
+          out[position] = replies[j]
+        })
+      }),
+    )
+    return out
+  }
+}
+
+/** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
+export function hashTag(key: string): string {
+  const open = key.indexOf('{')
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1)
+    if (close > open + 1) return key.slice(open + 1, close)
+  }
+  return key
+}
+
+function isCluster(redis: RedisClient): boolean {
+  return (redis as { isCluster?: boolean }).isCluster === true
+}
