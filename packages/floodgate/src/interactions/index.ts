@@ -1,3 +1,5 @@
+// the flush's database seam (src/sql), re-exported so the flush's public API is complete
+export { type PgPoolLike, pgPoolDatabase, type SqlDatabase, type SqlExecutor } from '../sql/executor.js'
 export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
 export { InvalidEventError, isPoisonError } from './errors.js'
 export {

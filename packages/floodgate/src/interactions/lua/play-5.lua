@@ -32,7 +32,9 @@ local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 
 redis.call('ZADD', KEYS[3], count, ARGV[3])
-redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[5]) + 1))
+if redis.call('ZCARD', KEYS[3]) > tonumber(ARGV[5]) then
+  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[5]) + 1))
+end
 local bucket = KEYS[4] .. math.floor(tonumber(now[1]) / 60)
 redis.call('ZINCRBY', bucket, 1, ARGV[3])
 redis.call('PEXPIRE', bucket, ARGV[6])

@@ -43,7 +43,9 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 if ARGV[7] == '1' then
   local topK = tonumber(ARGV[6])
   redis.call('ZADD', KEYS[2], count, ARGV[4])
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(topK + 1))
+  if redis.call('ZCARD', KEYS[2]) > topK then
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(topK + 1))
+  end
   local bucket = KEYS[3] .. math.floor(tonumber(now[1]) / 60)
   local delta = 1
   if ARGV[2] ~= '1' then delta = -1 end
