@@ -66,6 +66,7 @@ export class PrivateRedis {
       maxRetriesPerRequest: 0,
       retryStrategy: () => null,
     })
+    probe.on('error', () => {}) // connection refused while the server boots is expected
     try {
       for (let i = 0; i < 100; i++) {
         try {
