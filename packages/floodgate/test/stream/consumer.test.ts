@@ -154,6 +154,26 @@ describe('StreamGroupConsumer', () => {
     expect(lag.length).toBeLessThanOrEqual(1)
   })
 
+  it('recreates its group after Redis lost the stream (FLUSHALL, restart) and reads the new entries', async () => {
+    const source = streamPair()
+    const seen: string[] = []
+    const c = consumer({
+      sources: [source],
+      handler: async (entries) => {
+        seen.push(...entries.map((e) => e.fields.i!))
+        return undefined
+      },
+    })
+    c.start()
+    await add(source.stream, 2)
+    await until(() => seen.length === 2)
+    await redis.del(source.stream) // the stream and its group are gone
+    await sleep(150)
+    await add(source.stream, 3, (i) => ['i', `new${i}`])
+    await until(() => seen.length === 5)
+    expect(seen.slice(2)).toEqual(['new0', 'new1', 'new2'])
+  })
+
   it('claims entries left pending by a dead consumer, dropping ids deleted meanwhile', async () => {
     const source = streamPair()
     const ids = await add(source.stream, 5)
