@@ -7,7 +7,7 @@ import { createTestDatabase, type TestDatabase } from './support/database.js'
 
 let a: TestDatabase
 let b: TestDatabase
-const plan = { users: 40, videos: 1500, seed: 7, anchorMs: Date.UTC(2026, 5, 1) }
+const plan = { users: 30, videos: 600, seed: 7, anchorMs: Date.UTC(2026, 5, 1) }
 
 beforeAll(async () => {
   ;[a, b] = await Promise.all([createTestDatabase('seeda'), createTestDatabase('seedb')])
@@ -31,23 +31,23 @@ describe('seed', () => {
     await seedCatalog(b.db, plan)
     expect(report.rowsPerSecond).toBeGreaterThan(0)
     const [da, db] = [await dump(a), await dump(b)]
-    expect(da.videos).toHaveLength(1500)
+    expect(da.videos).toHaveLength(plan.videos)
     expect(da).toEqual(db)
     await seedCatalog(a.db, { ...plan, seed: 8, users: 2, videos: 5 })
-    const other = (await dump(a)).videos.slice(1500).map((v) => v.title)
+    const other = (await dump(a)).videos.slice(plan.videos).map((v) => v.title)
     expect(other).not.toEqual(da.videos.slice(0, 5).map((v) => v.title))
   })
 
   it('has realistic shapes: bounded titles, skewed authors, months of history, ranks a permutation', async () => {
     const { videos } = await dump(a)
-    const first = videos.slice(0, 1500)
+    const first = videos.slice(0, plan.videos)
     for (const v of first) {
       expect((v.title as string).length).toBeGreaterThanOrEqual(1)
       expect((v.title as string).length).toBeLessThanOrEqual(100)
       expect((v.description as string).length).toBeLessThanOrEqual(5000)
     }
     const ranks = first.map((v) => v.rank as number).sort((x, y) => x - y)
-    expect(ranks).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1))
+    expect(ranks).toEqual(Array.from({ length: plan.videos }, (_, i) => i + 1))
     const perAuthor = new Map<string, number>()
     for (const v of first)
       perAuthor.set(v.author_id as string, (perAuthor.get(v.author_id as string) ?? 0) + 1)
