@@ -9,7 +9,7 @@ import { Redis } from 'ioredis'
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
-/** One cache under test. `load` returns undefined for "missing". */
+/** One cache under test. `load` returns null for "missing". */
 export interface ReadThrough {
   name: string
   get(key: string, load: () => Promise<unknown>): Promise<unknown>
@@ -19,6 +19,7 @@ export interface ReadThrough {
 export type AdapterKind =
   | 'floodgate'
   | 'floodgate-l2'
+  | 'floodgate-l2-autopipelining'
   | 'bentocache'
   | 'bentocache-l2'
   | 'cache-manager'
@@ -38,14 +39,19 @@ export async function makeAdapter(
 ): Promise<ReadThrough> {
   switch (kind) {
     case 'floodgate':
-    case 'floodgate-l2': {
-      const redis = createRedisClient(REDIS_URL, { commandTimeoutMs: 1000 })
+    case 'floodgate-l2':
+    case 'floodgate-l2-autopipelining': {
+      const redis = createRedisClient(REDIS_URL, {
+        commandTimeoutMs: 1000,
+        redis: { enableAutoPipelining: kind === 'floodgate-l2-autopipelining' },
+      })
       const cache = createCache<unknown>({
         redis,
         name: 'bench',
         prefix,
         redisTimeoutMs: 1000,
         l1: kind === 'floodgate' ? { maxEntries: 20_000 } : false,
+        // A miss is `null` or `undefined` from the adapters' loaders.
         bloom: options.bloom,
       })
       await cache.ready

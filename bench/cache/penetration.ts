@@ -49,9 +49,10 @@ export async function measurePenetration(
   }
   const adapter = await makeAdapter(kind === 'floodgate+bloom' ? 'floodgate' : kind, prefix, { bloom })
   let dbCalls = 0
+  // Missing rows are `null`: every library's way to cache a miss (bentocache refuses `undefined`).
   const load = async () => {
     dbCalls++
-    return undefined
+    return null
   }
   const ids = Array.from(
     { length: options.requests },

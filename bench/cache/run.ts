@@ -35,7 +35,7 @@ const rounds = quick ? 1 : 3
 const throughput: ({ tier: string } & Awaited<ReturnType<typeof measureThroughput>>)[] = []
 for (const [tier, kinds] of [
   ['L1 hit', ['floodgate', 'bentocache', 'cache-manager']],
-  ['L2 hit', ['floodgate-l2', 'bentocache-l2', 'cache-manager-l2']],
+  ['L2 hit', ['floodgate-l2', 'floodgate-l2-autopipelining', 'bentocache-l2', 'cache-manager-l2']],
 ] as const) {
   const samples = new Map<AdapterKind, Awaited<ReturnType<typeof measureThroughput>>[]>()
   for (let round = 0; round < rounds; round++) {

@@ -38,7 +38,7 @@ export interface CallOptions {
   lockTtlMs?: number
   /** How long (ms) a caller waits for another process's load before loading directly (without writing). @default 2_000 */
   lockWaitMs?: number
-  /** Each wait deadline is `lockWaitMs` ± a uniform jitter of up to this many ms. @default 200 */
+  /** Each wait deadline is `lockWaitMs` ± a uniform jitter of up to this many ms (capped at half of `lockWaitMs`). @default 200 */
   lockWaitJitterMs?: number
   /** L1 TTL (ms) for entries this call writes (capped by the value's logical expiry). @default the cache's `l1.ttlMs` */
   l1TtlMs?: number
@@ -146,8 +146,6 @@ export function validateCallOptions(o: ResolvedCallOptions): void {
   positiveInt('lockTtlMs', o.lockTtlMs)
   positiveInt('lockWaitMs', o.lockWaitMs)
   nonNegativeInt('lockWaitJitterMs', o.lockWaitJitterMs)
-  if (o.lockWaitJitterMs >= o.lockWaitMs)
-    throw new InvalidArgumentError('lockWaitJitterMs', 'must be < lockWaitMs')
   positiveInt('l1TtlMs', o.l1TtlMs)
 }
 

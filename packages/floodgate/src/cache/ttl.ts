@@ -3,7 +3,8 @@ export function drawTtlMs(range: { minMs: number; maxMs: number }): number {
   return range.minMs + Math.floor(Math.random() * (range.maxMs - range.minMs + 1))
 }
 
-/** `baseMs` ± a uniform jitter of up to `jitterMs` (ms): one waiter's deadline. */
+/** `baseMs` ± a uniform jitter of up to `jitterMs` (ms, capped at `baseMs / 2`): one waiter's deadline. */
 export function jitteredMs(baseMs: number, jitterMs: number): number {
-  return Math.max(1, Math.round(baseMs + (Math.random() * 2 - 1) * jitterMs))
+  const spread = Math.min(jitterMs, baseMs / 2)
+  return Math.max(1, Math.round(baseMs + (Math.random() * 2 - 1) * spread))
 }
