@@ -1,5 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { type BloomGate, type Cache, createCache, createRedisClient, notFound } from '../../src/index.js'
+import {
+  BloomFilter,
+  type BloomGate,
+  type Cache,
+  createCache,
+  createRedisClient,
+  notFound,
+} from '../../src/index.js'
 import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
 
 const redis = testRedis()
@@ -88,6 +95,41 @@ describe('penetration by missing ids', () => {
       p.cache.close()
       p.client.disconnect()
     }
+  }, 60_000)
+
+  it('with the real BloomFilter built from the existing ids: zero loads, zero cache keys written', async () => {
+    const client = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: 1000 })
+    await new Promise((resolve) => client.once('ready', resolve))
+    const bloom = new BloomFilter({
+      redis: client,
+      prefix: `${prefix}-bloom`,
+      name: 'ids',
+      expectedItems: 1000,
+      falsePositiveRate: 0.001,
+    })
+    await bloom.rebuild(
+      (async function* () {
+        yield Array.from({ length: 1000 }, (_, i) => `present:${i}`)
+      })(),
+    )
+    const pair = instances('realbloom', bloom)
+    await Promise.all(pair.map((p) => p.cache.ready))
+    const loads = new Map<string, number>()
+    // Hashing is deterministic: at p = 0.001 none of these 1000 ids is a false positive.
+    // (One would cost a load and a negative entry, never a wrong answer.)
+    await flood(
+      pair.map((p) => p.cache),
+      loads,
+    )
+    expect(loads.size).toBe(0)
+    expect(await countKeys(`${prefix}:c:realbloom:*`)).toBe(0)
+    // Existing ids pass the gate and load normally.
+    expect(await pair[0]!.cache.getOrLoad('present:7', async () => ({ id: 7 }))).toEqual({ id: 7 })
+    for (const p of pair) {
+      p.cache.close()
+      p.client.disconnect()
+    }
+    client.disconnect()
   }, 60_000)
 
   it('a gate that fails answers "maybe" (fail open): the loader runs', async () => {
