@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ScriptContractError } from '../errors/index.js'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
@@ -128,6 +129,25 @@ export class CountsRecovery {
     clearInterval(this.timer)
     this.timer = undefined
     await this.running?.catch(() => undefined)
+  }
+
+  /**
+   * Checks now and waits until Redis counts may be served (the marker is
+   * present, or the rebuild this check started has committed), at most `timeoutMs`.
+   * For start-up: a fresh deployment (empty Redis) rebuilds at once and serves Redis from the first request.
+   * @param timeoutMs how long to wait (ms). @default 5000
+   * @returns `serving()` at the end. Never throws.
+   */
+  async waitUntilServing(timeoutMs = 5000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      await this.check()
+      const left = deadline - Date.now()
+      if (this.running && left > 0) await Promise.race([this.running, sleep(left)])
+      if (this.serving()) return true
+      if (Date.now() >= deadline) return false
+      await sleep(Math.min(50, Math.max(1, deadline - Date.now())))
+    }
   }
 
   /**

@@ -81,6 +81,18 @@ describe('CountsRecovery', () => {
     expect(report).toEqual({ checked: 30, drifted: [], columnDrift: [] })
   })
 
+  it('waitUntilServing: a fresh deployment serves Redis counts once the start-up rebuild committed', async () => {
+    const r = recovery()
+    expect(await r.waitUntilServing(5000)).toBe(true)
+    expect(await redis.scard(keys.likes('2'))).toBe(250)
+    await redis.del(keys.epoch())
+    const other = recovery()
+    await redis.set(lockKey, 'someone-else', 'PX', 60_000) // another instance is rebuilding
+    expect(await other.waitUntilServing(200)).toBe(false)
+    expect(other.state).toBe('rebuilding')
+    await redis.del(lockKey)
+  })
+
   it('after a loss, merge keeps memberships written since, and never writes the DB', async () => {
     const before = await dbCounts()
     // The loss: Redis empty. A like and a play land before the rebuild.
