@@ -9,6 +9,7 @@ import type { RouteDeps } from './http/deps.js'
 import { registerMetrics } from './http/metrics.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { Problem, Video } from './http/schemas.js'
+import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
 import { authRoutes } from './routes/auth.js'
 import { feedRoutes } from './routes/feed.js'
 import { healthRoutes } from './routes/health.js'
@@ -41,6 +42,10 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger']
   /** Wraps the SQL reader: the seam for the cache issue. @default identity */
   wrapReader?: (reader: VideoReader) => VideoReader
+  /** Fastify `trustProxy` (whose X-Forwarded-For gives the client IP). @default false */
+  trustProxy?: boolean | string[] | ((address: string, hop: number) => boolean)
+  /** Rate limiting of every route (src/rate_limit); `undefined` = off (tests), main.ts turns it on from config. */
+  rateLimit?: Omit<RateLimitPluginOptions, 'redis'>
 }
 
 /** Builds the video-api Fastify instance on already-open dependencies (tests inject their own). */
@@ -51,6 +56,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestTimeout: options.requestTimeoutMs ?? 10_000,
     connectionTimeout: options.connectionTimeoutMs ?? 10_000,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
+    trustProxy: options.trustProxy ?? false,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
@@ -91,6 +97,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addSchema(Video)
   registerProblemHandler(app)
   registerAuth(app, tokens)
+  if (options.rateLimit) {
+    await app.register(rateLimitPlugin, {
+      ...options.rateLimit,
+      redis: options.redis,
+      onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
+    })
+  }
   registerMetrics(app)
   healthRoutes(app, deps)
   authRoutes(app, deps)

@@ -4,6 +4,7 @@ import { resolveJwtSecret } from './auth/secret.js'
 import { type Config, ConfigError, loadConfig } from './config/index.js'
 import { openDatabase } from './db/connect.js'
 import { prepareDatabase } from './db/prepare.js'
+import { parseTrustProxy, rateLimitFromConfig } from './rate_limit/from_config.js'
 import { connectRedis } from './redis/connect.js'
 
 /**
@@ -62,6 +63,8 @@ async function main(): Promise<void> {
     connectionTimeoutMs: config.connectionTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     logger: { level: config.logLevel },
+    trustProxy: parseTrustProxy(config.trustProxy),
+    rateLimit: rateLimitFromConfig(config),
   })
   let stopping = false
   const stop = async (signal: string) => {

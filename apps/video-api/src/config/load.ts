@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseToml } from 'smol-toml'
+import { checkRateLimitConfig } from '../rate_limit/from_config.js'
 import { ConfigError } from './config_error.js'
 import { type FieldKind, type FieldName, type FieldSpec, fields } from './fields.js'
 
@@ -28,6 +29,21 @@ export interface Config {
   seedOnEmpty: boolean
   seedUsers: number
   seedVideos: number
+  /** `false`, `true`, a hop count, or proxy addresses/CIDRs (see src/rate_limit/from_config.ts). */
+  trustProxy: string
+  rateLimitEnabled: boolean
+  rateLimitUserLimit: number
+  rateLimitUserWindowMs: number
+  rateLimitAnonymousLimit: number
+  rateLimitAnonymousWindowMs: number
+  rateLimitWriteLimit: number
+  rateLimitWriteWindowMs: number
+  rateLimitAuthLimit: number
+  rateLimitAuthWindowMs: number
+  rateLimitRoutes: string
+  rateLimitFallback: 'insurance' | 'failOpen' | 'failClosed'
+  rateLimitInsurancePercent: number
+  rateLimitTimeoutMs: number
 }
 
 /** The repository root (`apps/video-api/src/config` → four levels up); the default data folder is `<root>/data`. */
@@ -87,6 +103,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
       `must be 1-64 of [A-Za-z0-9_.-], got ${JSON.stringify(config.redisPrefix)}`,
     )
   }
+  checkRateLimitConfig(config)
   return config
 }
 

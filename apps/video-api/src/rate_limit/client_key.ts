@@ -1,0 +1,31 @@
+import { isIPv4, isIPv6 } from 'node:net'
+
+/**
+ * The rate-limit key of a client address: an IPv4 address as is (`ip:203.0.113.7`), an
+ * IPv6 address grouped by its /64 prefix (`ip6:2001:db8:0:1::/64`), since one
+ * subscriber usually holds a whole /64 and rotating the low 64 bits is free. An
+ * IPv4-mapped IPv6 address (`::ffff:203.0.113.7`) counts as its IPv4 address.
+ */
+export function addressKey(ip: string): string {
+  const address = ip.replace(/%.*$/, '') // zone id
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped) return `ip:${mapped[1]}`
+  if (isIPv4(address)) return `ip:${address}`
+  if (isIPv6(address)) return `ip6:${ipv6Groups(address).slice(0, 4).join(':')}::/64`
+  return `ip:${address}`
+}
+
+/** The eight 16-bit groups of an IPv6 address, lower-case hex without leading zeros. */
+export function ipv6Groups(address: string): string[] {
+  let text = address.toLowerCase()
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined]
+  const left = head === '' ? [] : head.split(':')
+  const right = tail === undefined || tail === '' ? [] : tail.split(':')
+  const zeros = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0')
+  return [...left, ...zeros, ...right].map((group) => Number.parseInt(group, 16).toString(16))
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import {
+  createRateLimiter,
+  type RateLimiter,
+  type RateLimitFallback,
+  type RedisClient,
+  rateLimitHeaders,
+} from 'floodgate'
+import { sendProblem } from '../http/problem_handler.js'
+import { addressKey } from './client_key.js'
+import { classify, type Quota, type Quotas } from './quotas.js'
+
+/** Options of the rate-limit plugin (the config module fills them from `RATE_LIMIT_*`). */
+export interface RateLimitPluginOptions {
+  redis: RedisClient
+  /** Redis key prefix, e.g. `va` (keys: `<prefix>:rl:{<policy>:<client>}:…`). */
+  prefix: string
+  quotas: Quotas
+  /** While Redis is unreachable: see floodgate's RateLimitFallback. */
+  fallback: RateLimitFallback
+  /** Longest wait for a Redis decision (ms) before the fallback answers. */
+  timeoutMs: number
+  /** Called for each Redis failure the fallback absorbed. */
+  onStoreError?: (error: Error) => void
+}
+
+/**
+ * Limits every route: one sliding-window-counter decision per request (one EVALSHA), keyed by the
+ * user id when the request is authenticated, else by client IP (IPv6 per /64; `request.ip`, which
+ * honours Fastify's `trustProxy` only when configured). Every response carries the IETF
+ * `RateLimit-Policy`/`RateLimit` fields and `X-RateLimit-*`; a rejected request gets 429
+ * `application/problem+json` with code `RATE_LIMITED` and `Retry-After` (integer seconds).
+ * Register after the auth hook, which sets `request.userId`.
+ */
+async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
+  const make = (name: string, quota: Quota): RateLimiter =>
+    createRateLimiter({
+      redis: options.redis,
+      prefix: options.prefix,
+      name,
+      algorithm: 'slidingWindow',
+      limit: quota.limit,
+      windowMs: quota.windowMs,
+      fallback: options.fallback,
+      timeoutMs: options.timeoutMs,
+      blockedCache: true,
+      onStoreError: options.onStoreError,
+    })
+  const { quotas } = options
+  const byClass = {
+    auth: make('auth', quotas.auth),
+    write: make('write', quotas.write),
+    user: make('user', quotas.user),
+    anonymous: make('anonymous', quotas.anonymous),
+  }
+  const byRoute = new Map(Object.entries(quotas.routes).map(([route, quota]) => [route, make(route, quota)]))
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const route = request.routeOptions.url
+    const userId = request.userId
+    const quotaClass = classify(request.method, route, userId !== undefined)
+    const limiter = byRoute.get(`${request.method} ${route}`) ?? byClass[quotaClass]
+    const key = quotaClass === 'auth' || userId === undefined ? addressKey(request.ip) : `user:${userId}`
+    const result = await limiter.limit(key)
+    reply.headers(rateLimitHeaders(result))
+    if (result.allowed) return
+    return sendProblem(reply, request, {
+      code: 'RATE_LIMITED',
+      status: 429,
+      detail: `rate limit "${result.policy.name}" exceeded; retry in ${reply.getHeader('Retry-After')} s`,
+    })
+  })
+}
+
+export default fp(rateLimitPlugin, { name: 'video-api-rate-limit', fastify: '5.x' })

@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../src/app.js'
+import { addressKey, ipv6Groups } from '../src/rate_limit/client_key.js'
+import { parseRouteQuotas } from '../src/rate_limit/quotas.js'
+import { registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { createTestDatabase, type TestDatabase } from './support/database.js'
+
+// Headers and 429s of the rate-limit plugin, on the real Redis (unique key prefix per app).
+const quotas = {
+  user: { limit: 5, windowMs: 60_000 },
+  anonymous: { limit: 3, windowMs: 60_000 },
+  write: { limit: 2, windowMs: 60_000 },
+  auth: { limit: 4, windowMs: 60_000 },
+  routes: { 'GET /readyz': { limit: 1, windowMs: 10_000 } },
+}
+
+let database: TestDatabase
+let redis: Redis
+const apps: FastifyInstance[] = []
+const prefixes: string[] = []
+
+async function appWith(trustProxy: boolean | string[] = false): Promise<FastifyInstance> {
+  const prefix = `vatest-rl-${process.pid}-${randomBytes(3).toString('hex')}`
+  prefixes.push(prefix)
+  const app = await buildApp({
+    db: database.db,
+    redis,
+    jwtSecret: TEST_JWT_SECRET,
+    trustProxy,
+    rateLimit: { prefix, quotas, fallback: 'failClosed', timeoutMs: 2000 },
+  })
+  apps.push(app)
+  return app
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('ratelimit')
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+})
+
+afterAll(async () => {
+  for (const app of apps) await app.close()
+  for (const prefix of prefixes) {
+    let cursor = '0'
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+      cursor = next
+      if (keys.length > 0) await redis.unlink(...keys)
+    } while (cursor !== '0')
+  }
+  redis.disconnect()
+  await database.close()
+})
+
+const field = (value: string | string[] | number | undefined, param: string) =>
+  Number(new RegExp(`;${param}=(\\d+)`).exec(String(value))?.[1])
+
+describe('rate-limit plugin', () => {
+  it('puts the fields on allowed responses and answers 429 problem+json past the quota', async () => {
+    const app = await appWith()
+    const ip = '198.51.100.7'
+    for (let i = 1; i <= 3; i++) {
+      const res = await app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip })
+      expect(res.statusCode).toBe(200)
+      expect(res.headers['ratelimit-policy']).toBe('"anonymous";q=3;w=60')
+      expect(res.headers.ratelimit).toMatch(/^"anonymous";r=\d+;t=\d+$/)
+      expect(field(res.headers.ratelimit, 'r')).toBe(3 - i)
+      expect(field(res.headers.ratelimit, 't')).toBeGreaterThan(0)
+      expect(field(res.headers.ratelimit, 't')).toBeLessThanOrEqual(120) // two windows at most
+      expect(res.headers['x-ratelimit-limit']).toBe('3')
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(3 - i))
+      const reset = Number(res.headers['x-ratelimit-reset'])
+      expect(Number.isInteger(reset)).toBe(true)
+      expect(reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000)) // Unix epoch seconds, not ms
+      expect(reset).toBeLessThan(Date.now() / 1000 + 121)
+      expect(res.headers['retry-after']).toBeUndefined()
+    }
+    const limited = await app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip })
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers['content-type']).toMatch(/^application\/problem\+json/)
+    expect(limited.json()).toMatchObject({ status: 429, code: 'RATE_LIMITED' })
+    const retryAfter = limited.headers['retry-after'] as string
+    expect(retryAfter).toMatch(/^\d+$/)
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(field(limited.headers.ratelimit, 't'))
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1)
+    expect(field(limited.headers.ratelimit, 'r')).toBe(0)
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0')
+    // another client is not affected
+    const other = await app.inject({ method: 'GET', url: '/healthz', remoteAddress: '198.51.100.8' })
+    expect(other.statusCode).toBe(200)
+  })
+
+  it('keys authenticated requests by user, not by IP', async () => {
+    const app = await appWith()
+    const ip = '203.0.113.50'
+    const alice = await registerUser(app, `alice_${randomBytes(3).toString('hex')}`)
+    const bob = await registerUser(app, `bob_${randomBytes(3).toString('hex')}`)
+    const get = (auth: Record<string, string>) =>
+      app.inject({ method: 'GET', url: '/healthz', headers: auth, remoteAddress: ip })
+    for (let i = 0; i < 5; i++) expect((await get(alice.auth)).statusCode).toBe(200)
+    const limited = await get(alice.auth)
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers['ratelimit-policy']).toBe('"user";q=5;w=60')
+    expect((await get(bob.auth)).statusCode).toBe(200)
+  })
+
+  it('limits login and register per IP (brute force), whoever asks', async () => {
+    const app = await appWith()
+    const ip = '192.0.2.99'
+    const login = (remoteAddress: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/auth/login',
+        remoteAddress,
+        payload: { username: 'nobody_here', password: 'wrong-password' },
+      })
+    for (let i = 0; i < 4; i++) expect((await login(ip)).statusCode).toBe(401)
+    const limited = await login(ip)
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers['ratelimit-policy']).toBe('"auth";q=4;w=60')
+    expect((await login('192.0.2.100')).statusCode).toBe(401)
+  })
+
+  it('gives writes their own tighter quota and applies per-route quotas from config', async () => {
+    const app = await appWith()
+    const ip = '192.0.2.150'
+    const post = () => app.inject({ method: 'POST', url: '/videos', remoteAddress: ip, payload: {} })
+    expect((await post()).headers['ratelimit-policy']).toBe('"write";q=2;w=60')
+    await post()
+    expect((await post()).statusCode).toBe(429)
+    const ready = await app.inject({ method: 'GET', url: '/readyz', remoteAddress: ip })
+    expect(ready.headers['ratelimit-policy']).toBe('"GET /readyz";q=1;w=10')
+    expect((await app.inject({ method: 'GET', url: '/readyz', remoteAddress: ip })).statusCode).toBe(429)
+  })
+
+  it('groups IPv6 clients by /64', async () => {
+    const app = await appWith()
+    const get = (remoteAddress: string) => app.inject({ method: 'GET', url: '/healthz', remoteAddress })
+    expect((await get('2001:db8:1:2::1')).statusCode).toBe(200)
+    expect((await get('2001:db8:1:2:aaaa::2')).statusCode).toBe(200)
+    expect((await get('2001:db8:1:2:ffff:ffff:ffff:ffff')).statusCode).toBe(200)
+    expect((await get('2001:db8:1:2::9')).statusCode).toBe(429) // same /64
+    expect((await get('2001:db8:1:3::1')).statusCode).toBe(200) // next /64
+  })
+
+  it('trusts X-Forwarded-For only when configured', async () => {
+    const proxy = '10.0.0.1'
+    const get = (app: FastifyInstance, forwardedFor: string) =>
+      app.inject({
+        method: 'GET',
+        url: '/healthz',
+        remoteAddress: proxy,
+        headers: { 'x-forwarded-for': forwardedFor },
+      })
+    const plain = await appWith(false)
+    for (let i = 0; i < 3; i++) await get(plain, `198.18.0.${i + 1}`)
+    expect((await get(plain, '198.18.0.200')).statusCode).toBe(429) // all count as the proxy's address
+    const behindProxy = await appWith([proxy])
+    for (let i = 0; i < 5; i++) expect((await get(behindProxy, `198.18.0.${i + 1}`)).statusCode).toBe(200)
+  })
+})
+
+describe('client keys and route quotas', () => {
+  it('groups IPv6 by /64 and unwraps IPv4-mapped addresses', () => {
+    expect(ipv6Groups('2001:db8::1')).toEqual(['2001', 'db8', '0', '0', '0', '0', '0', '1'])
+    expect(ipv6Groups('::ffff:192.0.2.1').slice(6)).toEqual(['c000', '201'])
+    expect(addressKey('2001:DB8:0:0:1::1')).toBe('ip6:2001:db8:0:0::/64')
+    expect(addressKey('2001:db8::1%eth0')).toBe('ip6:2001:db8:0:0::/64')
+    expect(addressKey('::ffff:192.0.2.1')).toBe('ip:192.0.2.1')
+    expect(addressKey('192.0.2.1')).toBe('ip:192.0.2.1')
+    expect(addressKey('::1')).toBe('ip6:0:0:0:0::/64')
+  })
+
+  it('parses RATE_LIMIT_ROUTES and names a bad entry', () => {
+    expect(parseRouteQuotas('POST /videos=20/60000, GET /feed/recommend=600/1000')).toEqual({
+      'POST /videos': { limit: 20, windowMs: 60_000 },
+      'GET /feed/recommend': { limit: 600, windowMs: 1000 },
+    })
+    expect(parseRouteQuotas('')).toEqual({})
+    expect(() => parseRouteQuotas('POST /videos=0/60000')).toThrow(/POST \/videos=0\/60000/)
+    expect(() => parseRouteQuotas('/videos=1/1')).toThrow(/expected/)
+  })
+})
