@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { KeySpace, type RedisClient } from 'floodgate'
+import { type InteractionOptions, Interactions, KeySpace, type RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import { createTokenService } from './auth/tokens.js'
 import type { Database } from './db/types.js'
@@ -9,10 +9,12 @@ import type { RouteDeps } from './http/deps.js'
 import { registerMetrics } from './http/metrics.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { Problem, Video } from './http/schemas.js'
+import { type FlushSettings, startInteractionFlush } from './interactions/flush.js'
 import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
 import { authRoutes } from './routes/auth.js'
 import { feedRoutes } from './routes/feed.js'
 import { healthRoutes } from './routes/health.js'
+import { interactionRoutes } from './routes/interactions.js'
 import { userRoutes } from './routes/users.js'
 import { videoRoutes } from './routes/videos.js'
 import { UserRepository } from './users/repository.js'
@@ -42,6 +44,10 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger']
   /** Wraps the SQL reader: the seam for the cache issue. @default identity */
   wrapReader?: (reader: VideoReader) => VideoReader
+  /** Interaction write path (partitions, top K, play dedupe window). @default floodgate's defaults */
+  interactions?: Omit<InteractionOptions, 'prefix'>
+  /** Run this instance's interaction flush consumer (lag metrics on /metrics); main.ts turns it on. @default false */
+  interactionFlush?: boolean | FlushSettings
   /** Fastify `trustProxy` (whose X-Forwarded-For gives the client IP). @default false */
   trustProxy?: boolean | string[] | ((address: string, hop: number) => boolean)
   /** Rate limiting of every route (src/rate_limit); `undefined` = off (tests), main.ts turns it on from config. */
@@ -76,6 +82,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     users: new UserRepository(options.db),
     videos: options.wrapReader ? options.wrapReader(reader) : reader,
     videoWriter,
+    interactions: new Interactions(options.redis, {
+      ...options.interactions,
+      prefix: options.redisPrefix ?? 'va',
+    }),
   }
   app.decorate('deps', deps)
   // JSON only: other media types get 415 instead of reaching validation as a string.
@@ -104,12 +114,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
     })
   }
-  registerMetrics(app)
+  const registry = registerMetrics(app)
+  if (options.interactionFlush) {
+    const settings = options.interactionFlush === true ? {} : options.interactionFlush
+    const flush = startInteractionFlush({
+      redis: options.redis,
+      db: options.db,
+      prefix: deps.keys.prefix,
+      registry,
+      log: app.log,
+      settings: { partitions: options.interactions?.partitions, ...settings },
+    })
+    app.addHook('onClose', () => flush.stop())
+  }
   healthRoutes(app, deps)
   authRoutes(app, deps)
   videoRoutes(app, deps)
   userRoutes(app, deps)
   feedRoutes(app, deps)
+  interactionRoutes(app, deps)
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
   await app.ready()
   return app

@@ -1,3 +1,4 @@
+import { checkEvictionPolicy } from 'floodgate'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { resolveJwtSecret } from './auth/secret.js'
@@ -34,6 +35,12 @@ async function main(): Promise<void> {
   }
   if (redis.local)
     log.info({ url: redis.local.url, dir: `${config.dataDir}/redis` }, 'started a local redis-server')
+  const eviction = await checkEvictionPolicy(redis.client)
+  if (eviction.safe !== true)
+    log.warn(
+      { maxmemoryPolicy: eviction.policies },
+      'REDIS MAY EVICT KEYS: maxmemory-policy is not noeviction (or unreadable); likes, play counters and unflushed interaction events could be lost. Set maxmemory-policy noeviction.',
+    )
   const database = await openDatabase(config)
   log.info(
     { kind: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined },
@@ -63,6 +70,7 @@ async function main(): Promise<void> {
     connectionTimeoutMs: config.connectionTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     logger: { level: config.logLevel },
+    interactionFlush: true,
     trustProxy: parseTrustProxy(config.trustProxy),
     rateLimit: rateLimitFromConfig(config),
   })

@@ -1,4 +1,4 @@
-import type { KeySpace, RedisClient } from 'floodgate'
+import type { Interactions, KeySpace, RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { TokenService } from '../auth/tokens.js'
 import type { Database } from '../db/types.js'
@@ -16,4 +16,6 @@ export interface RouteDeps {
   users: UserRepository
   videos: VideoReader
   videoWriter: VideoWriter
+  /** Likes, favourites and plays: the Redis write path (floodgate interactions). */
+  interactions: Interactions
 }

@@ -1,0 +1,58 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { createInteractionFlush, type RedisClient, type StreamGroupConsumer } from 'floodgate'
+import type { Kysely } from 'kysely'
+import type { Registry } from 'prom-client'
+import type { Database } from '../db/types.js'
+import { kyselySqlDatabase } from './sql_database.js'
+
+/** Flush settings the service exposes. */
+export interface FlushSettings {
+  /** @default 16 (must match the write path's partitions) */
+  partitions?: number
+  /** Entries per PostgreSQL transaction. @default 1000 */
+  batchSize?: number
+  /** Idle time (ms) before a dead consumer's entries are claimed. @default 30000 */
+  claimIdleMs?: number
+  /** Poison deliveries before the dead-letter stream. @default 5 */
+  maxDeliveries?: number
+  /** Blocking read (ms) when the streams are empty. @default 1000 */
+  blockMs?: number
+}
+
+/**
+ * Starts this instance's consumer of the interaction streams (group `flush`), with its lag and
+ * throughput metrics on `registry`; errors and dead letters go to the log. Stop it before the
+ * database closes.
+ */
+export function startInteractionFlush(input: {
+  redis: RedisClient
+  db: Kysely<Database>
+  prefix: string
+  registry: Registry
+  log: FastifyBaseLogger
+  settings?: FlushSettings
+}): StreamGroupConsumer {
+  const { settings = {} } = input
+  const flush = createInteractionFlush(input.redis, kyselySqlDatabase(input.db), {
+    prefix: input.prefix,
+    partitions: settings.partitions,
+    batchSize: settings.batchSize,
+    claimIdleMs: settings.claimIdleMs,
+    maxDeliveries: settings.maxDeliveries,
+    blockMs: settings.blockMs,
+    registry: input.registry,
+    onEvent: (event) => {
+      if (event.type === 'error')
+        input.log.warn({ err: event.error, phase: event.phase }, 'interaction flush error')
+      else if (event.type === 'dead-lettered')
+        input.log.error(
+          { err: event.error, id: event.id, stream: event.stream },
+          'interaction event dead-lettered',
+        )
+      else if (event.type === 'claimed')
+        input.log.info(event, 'claimed interaction events from an idle consumer')
+    },
+  })
+  flush.start()
+  return flush
+}

@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../src/app.js'
+import { createVideo, registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { createTestDatabase, type TestDatabase } from './support/database.js'
+
+let app: FastifyInstance
+let database: TestDatabase
+let redis: Redis
+const prefix = `vatest:ix:${process.pid}:${randomBytes(3).toString('hex')}`
+let alice: Awaited<ReturnType<typeof registerUser>>
+let bob: Awaited<ReturnType<typeof registerUser>>
+let video: string
+let hidden: string
+
+beforeAll(async () => {
+  database = await createTestDatabase('ix')
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  app = await buildApp({
+    db: database.db,
+    redis,
+    redisPrefix: prefix,
+    jwtSecret: TEST_JWT_SECRET,
+    interactions: { partitions: 4, playDedupeWindowMs: 300 },
+    interactionFlush: { blockMs: 100, batchSize: 200 },
+  })
+  alice = await registerUser(app, `alice_${randomBytes(3).toString('hex')}`)
+  bob = await registerUser(app, `bob_${randomBytes(3).toString('hex')}`)
+  video = (await createVideo(app, alice.auth)).id
+  hidden = (await createVideo(app, alice.auth, { visibility: 'private' })).id
+})
+
+afterAll(async () => {
+  await app.close()
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    cursor = next
+    if (keys.length > 0) await redis.unlink(...keys)
+  } while (cursor !== '0')
+  redis.disconnect()
+  await database.close()
+})
+
+/** Waits until the flush made PostgreSQL match `expected` (the flush runs in the background). */
+async function dbEventually(id: string, expected: Record<string, number>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const { rows } = await sql<Record<string, string>>`
+      select like_count::int as likes, favorite_count::int as favorites, play_count::int as plays,
+        (select count(*)::int from video_likes where video_id = ${id}) as like_rows,
+        (select count(*)::int from video_favorites where video_id = ${id}) as favorite_rows,
+        (select count(*)::int from video_plays where video_id = ${id}) as play_rows
+      from videos where id = ${id}`.execute(database.db)
+    const row = Object.fromEntries(Object.entries(rows[0] ?? {}).map(([k, v]) => [k, Number(v)]))
+    const matches = Object.entries(expected).every(([k, v]) => row[k] === v)
+    if (matches || Date.now() > deadline) return row
+    await sleep(50)
+  }
+}
+
+describe('likes and favourites', () => {
+  it('PUT/DELETE like is idempotent and reaches PostgreSQL through the flush', async () => {
+    const put = () => app.inject({ method: 'PUT', url: `/videos/${video}/like`, headers: bob.auth })
+    const first = await put()
+    expect(first.statusCode).toBe(200)
+    expect(first.json()).toEqual({ videoId: video, liked: true, likeCount: 1 })
+    expect((await put()).json()).toEqual({ videoId: video, liked: true, likeCount: 1 })
+    expect(await dbEventually(video, { likes: 1, like_rows: 1 })).toMatchObject({ likes: 1, like_rows: 1 })
+
+    const del = () => app.inject({ method: 'DELETE', url: `/videos/${video}/like`, headers: bob.auth })
+    expect((await del()).json()).toEqual({ videoId: video, liked: false, likeCount: 0 })
+    expect((await del()).json()).toEqual({ videoId: video, liked: false, likeCount: 0 })
+    expect(await dbEventually(video, { likes: 0, like_rows: 0 })).toMatchObject({ likes: 0, like_rows: 0 })
+  })
+
+  it('50 concurrent double clicks over HTTP count once', async () => {
+    const clicks = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        app.inject({ method: 'PUT', url: `/videos/${video}/favorite`, headers: alice.auth }),
+      ),
+    )
+    expect(clicks.every((r) => r.statusCode === 200)).toBe(true)
+    expect(new Set(clicks.map((r) => r.json().favoriteCount))).toEqual(new Set([1]))
+    expect(await dbEventually(video, { favorites: 1, favorite_rows: 1 })).toMatchObject({
+      favorites: 1,
+      favorite_rows: 1,
+    })
+  })
+
+  it('needs a user, a live video the caller may see, and an id in range', async () => {
+    expect((await app.inject({ method: 'PUT', url: `/videos/${video}/like` })).statusCode).toBe(401)
+    expect(
+      (await app.inject({ method: 'PUT', url: '/videos/999999999/like', headers: bob.auth })).statusCode,
+    ).toBe(404)
+    expect(
+      (await app.inject({ method: 'PUT', url: `/videos/${hidden}/like`, headers: bob.auth })).statusCode,
+    ).toBe(404)
+    expect(
+      (await app.inject({ method: 'PUT', url: `/videos/${hidden}/like`, headers: alice.auth })).statusCode,
+    ).toBe(200)
+    const big = await app.inject({
+      method: 'PUT',
+      url: '/videos/99999999999999999999/like',
+      headers: bob.auth,
+    })
+    expect(big.statusCode).toBe(400)
+    const del = await app.inject({ method: 'DELETE', url: `/videos/${video}`, headers: alice.auth })
+    expect(del.statusCode).toBe(204)
+    expect(
+      (await app.inject({ method: 'PUT', url: `/videos/${video}/like`, headers: bob.auth })).statusCode,
+    ).toBe(404)
+    video = (await createVideo(app, alice.auth)).id
+  })
+})
+
+describe('plays', () => {
+  it('counts a viewer once per dedupe window; anonymous viewers by IP + user agent', async () => {
+    const play = (headers: Record<string, string>) =>
+      app.inject({ method: 'POST', url: `/videos/${video}/play`, headers })
+    expect((await play({ 'user-agent': 'A' })).json()).toEqual({
+      videoId: video,
+      counted: true,
+      playCount: 1,
+    })
+    expect((await play({ 'user-agent': 'A' })).json()).toMatchObject({ counted: false, playCount: 1 })
+    expect((await play({ 'user-agent': 'B' })).json()).toMatchObject({ counted: true, playCount: 2 })
+    expect((await play(bob.auth)).json()).toMatchObject({ counted: true, playCount: 3 })
+    expect((await play(bob.auth)).json()).toMatchObject({ counted: false })
+    await sleep(400)
+    expect((await play(bob.auth)).json()).toMatchObject({ counted: true, playCount: 4 })
+    expect(await dbEventually(video, { plays: 4, play_rows: 4 })).toMatchObject({ plays: 4, play_rows: 4 })
+    const hiddenPlay = await app.inject({ method: 'POST', url: `/videos/${hidden}/play` })
+    expect(hiddenPlay.statusCode).toBe(404)
+  })
+
+  it('publishes the flush lag metrics on /metrics', async () => {
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    for (const name of [
+      'length',
+      'pending',
+      'oldest_pending_age_seconds',
+      'applied_total',
+      'dead_lettered_total',
+    ])
+      expect(text).toContain(`floodgate_interactions_flush_${name}`)
+    expect(text).toMatch(/floodgate_interactions_flush_applied_total\{group="flush"\} [1-9]/)
+  })
+})
+
+describe('Redis unavailable', () => {
+  it('answers 503 with a problem body, never 500', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    })
+    const offline = await buildApp({
+      db: database.db,
+      redis: dead,
+      redisPrefix: prefix,
+      jwtSecret: TEST_JWT_SECRET,
+    })
+    try {
+      const res = await offline.inject({ method: 'PUT', url: `/videos/${video}/like`, headers: bob.auth })
+      expect(res.statusCode).toBe(503)
+      expect(res.json()).toMatchObject({ code: 'UNAVAILABLE' })
+    } finally {
+      await offline.close()
+      dead.disconnect()
+    }
+  })
+})
