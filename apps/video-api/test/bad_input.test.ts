@@ -350,6 +350,26 @@ const cases: Case[] = [
     code: 'VALIDATION_FAILED',
     detail: 'cursor',
   },
+  ...(
+    [
+      ['February 31st', '2024-02-31T00:00:00.000000Z|5'],
+      ['year 0000', '0000-01-01T00:00:00.000000Z|5'],
+      ['offset +19:00', '2024-01-01T00:00:00+19:00|5'],
+      ['SQL in the id', "2024-01-01T00:00:00.000000Z|1' OR 1=1 --"],
+      ['id above 2^63-1', '2024-01-01T00:00:00.000000Z|9223372036854775808'],
+    ] as const
+  ).map(
+    ([what, raw]): Case => ({
+      name: `list: crafted cursor (${what})`,
+      request: () => ({
+        method: 'GET',
+        url: `/users/1/videos?cursor=${Buffer.from(raw).toString('base64url')}`,
+      }),
+      status: 400,
+      code: 'VALIDATION_FAILED',
+      detail: 'cursor',
+    }),
+  ),
   {
     name: 'list: unknown query parameter',
     request: () => ({ method: 'GET', url: '/users/1/videos?sort=asc' }),
