@@ -24,7 +24,7 @@ describe('migrations under concurrency', () => {
         (r[0] ?? { ok: false, error: 'no report' }) as { ok: boolean; applied?: string[]; error?: string },
     )
     expect(results.map((r) => r.error ?? 'ok')).toEqual(['ok', 'ok', 'ok'])
-    expect(results.flatMap((r) => r.applied ?? [])).toEqual(['0001_initial'])
+    expect(results.flatMap((r) => r.applied ?? [])).toEqual(['0001_initial', '0002_interactions'])
 
     const client = new pg.Client({ connectionString: TEST_PG_URL })
     await client.connect()
@@ -34,6 +34,7 @@ describe('migrations under concurrency', () => {
         [schema],
       )
       expect(tables.rows.map((r) => r.table_name)).toEqual([
+        'interaction_watermarks',
         'kysely_migration',
         'kysely_migration_lock',
         'users',
@@ -44,7 +45,7 @@ describe('migrations under concurrency', () => {
         'videos',
       ])
       const applied = await client.query(`select name from "${schema}".kysely_migration`)
-      expect(applied.rowCount).toBe(1)
+      expect(applied.rowCount).toBe(2)
     } finally {
       await client.end()
     }
