@@ -1,5 +1,8 @@
 import { createSigner, createVerifier } from 'fast-jwt'
 
+/** PostgreSQL bigint maximum: a `sub` above it is not a user id. */
+const MAX_BIGINT = 9223372036854775807n
+
 export interface TokenService {
   /** A signed HS256 bearer token for user `userId` (a string of digits), valid `ttlS` seconds. */
   issue(userId: string): string
@@ -11,14 +14,23 @@ export interface TokenService {
 /** JWT (RFC 7519) with HS256 only: tokens signed with any other algorithm (including `none`) are refused. */
 export function createTokenService(secret: string, ttlS: number): TokenService {
   const sign = createSigner({ key: secret, algorithm: 'HS256', expiresIn: ttlS * 1000, iss: 'video-api' })
-  const check = createVerifier({ key: secret, algorithms: ['HS256'], allowedIss: 'video-api', cache: 1000 })
+  // fast-jwt only checks `iss`/`exp` when present: require them, so a token without an expiry or issuer is refused.
+  const check = createVerifier({
+    key: secret,
+    algorithms: ['HS256'],
+    allowedIss: 'video-api',
+    requiredClaims: ['iss', 'exp', 'sub'],
+    cache: 1000,
+  })
   return {
     ttlS,
     issue: (userId) => sign({ sub: userId }),
     verify(token) {
       try {
         const payload = check(token) as { sub?: unknown }
-        return typeof payload.sub === 'string' && /^[1-9][0-9]{0,18}$/.test(payload.sub)
+        return typeof payload.sub === 'string' &&
+          /^[1-9][0-9]{0,18}$/.test(payload.sub) &&
+          BigInt(payload.sub) <= MAX_BIGINT
           ? payload.sub
           : undefined
       } catch {
