@@ -1,6 +1,10 @@
 import { type Kysely, sql } from 'kysely'
 import type { Database } from '../db/types.js'
+import { unauthorized } from '../http/api_error.js'
 import { toVideo, type Video } from './model.js'
+
+/** SQLSTATE foreign_key_violation (same code from pg and PGlite). */
+const FOREIGN_KEY_VIOLATION = '23503'
 
 export interface NewVideoInput {
   title: string
@@ -50,6 +54,12 @@ export class VideoWriter {
       })
       .returningAll()
       .executeTakeFirstOrThrow()
+      .catch((error: unknown) => {
+        // users(id) foreign key: a validly signed token whose user is gone (or never existed here).
+        if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION)
+          throw unauthorized('the user of this bearer token does not exist')
+        throw error
+      })
     return this.changed(toVideo(row), 'created')
   }
 
