@@ -1,0 +1,47 @@
+import type { Cache } from 'floodgate'
+import { notFound } from 'floodgate'
+import type { Cursor } from '../videos/cursor.js'
+import type { Video } from '../videos/model.js'
+import type { VideoPage, VideoReader } from '../videos/reader.js'
+
+/**
+ * {@link VideoReader} through floodgate's cache:
+ * - `getById`: Bloom gate → L1 → L2 → database, "no such video" negatively
+ *   cached. The cached row carries visibility and status: routes decide what
+ *   each caller may see after the cache (a private video is cached once and
+ *   shown to its owner only).
+ * - `recommend`: cached per limit with a fixed TTL; invalidated on every write.
+ * - `listByAuthor`: not cached (cursor pages are many and cheap by index).
+ */
+export class CachedVideoReader implements VideoReader {
+  /** Feed limits this process served, so a write can invalidate each one. */
+  readonly feedLimits = new Set<number>()
+
+  constructor(
+    private readonly inner: VideoReader,
+    private readonly videos: Cache<Video>,
+    private readonly feed: Cache<Video[]>,
+    private readonly feedTtlMs: number,
+  ) {}
+
+  getById(id: string): Promise<Video | undefined> {
+    return this.videos.getOrLoad(id, async (key) => (await this.inner.getById(key)) ?? notFound())
+  }
+
+  listByAuthor(
+    authorId: string,
+    cursor: Cursor | undefined,
+    limit: number,
+    options?: { includeHidden?: boolean },
+  ): Promise<VideoPage> {
+    return this.inner.listByAuthor(authorId, cursor, limit, options)
+  }
+
+  async recommend(limit: number): Promise<Video[]> {
+    this.feedLimits.add(limit)
+    const items = await this.feed.getOrLoad(`recommend:${limit}`, () => this.inner.recommend(limit), {
+      ttlMs: this.feedTtlMs,
+    })
+    return items ?? []
+  }
+}

@@ -1,0 +1,123 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { BloomFilter, type BloomGate, createCache, type RedisClient } from 'floodgate'
+import type { Kysely } from 'kysely'
+import type { Registry } from 'prom-client'
+import type { Database } from '../db/types.js'
+import { FEED_SIZE } from '../routes/feed.js'
+import type { Video } from '../videos/model.js'
+import type { VideoReader } from '../videos/reader.js'
+import type { VideoWriter } from '../videos/writer.js'
+import { CachedVideoReader } from './cached_reader.js'
+import { defaultVideoCacheSettings, type VideoCacheSettings } from './settings.js'
+import { liveVideoIds } from './video_ids.js'
+
+export interface VideoCacheDeps {
+  db: Kysely<Database>
+  redis: RedisClient
+  /** Redis key prefix of the service. */
+  prefix: string
+  /** The app's metrics registry (`/metrics`). */
+  registry: Registry
+  log: FastifyBaseLogger
+  reader: VideoReader
+  writer: VideoWriter
+}
+
+export interface VideoCache {
+  reader: CachedVideoReader
+  bloom: BloomFilter
+  /** The background rebuild started at install (resolves when done or failed; never rejects). */
+  rebuilt: Promise<void>
+  /** Rebuilds the Bloom filter from the database now. */
+  rebuildBloom(): Promise<void>
+  close(): void
+}
+
+/**
+ * Puts the video reads on floodgate's cache: a `video` cache (Bloom-gated,
+ * negative caching) and a `feed` cache (fixed TTL), invalidated by the
+ * writer's `onVideoChanged` hook after each committed write; a created video
+ * is added to the Bloom filter before the create returns. The filter is
+ * rebuilt from the database in the background at start (queries answer
+ * "maybe" until it is ready).
+ */
+export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSettings = {}): VideoCache {
+  const s = { ...defaultVideoCacheSettings, ...settings }
+  const bloom = new BloomFilter({
+    redis: deps.redis,
+    prefix: deps.prefix,
+    name: 'videos',
+    bits: s.bloomBits,
+    hashes: s.bloomHashes,
+  })
+  // If adding a new id failed even after retries, this instance stops trusting
+  // "definitely absent" until the next successful rebuild (never a false negative here).
+  let trusted = true
+  const gate: BloomGate = {
+    mightContain: (items) => (trusted ? bloom.mightContain(items) : Promise.resolve(items.map(() => true))),
+  }
+  const common = {
+    redis: deps.redis,
+    prefix: deps.prefix,
+    registry: deps.registry,
+    redisTimeoutMs: s.redisTimeoutMs,
+    lockTtlMs: s.lockTtlMs,
+    lockWaitMs: s.lockWaitMs,
+    l1: { ttlMs: s.l1TtlMs, maxEntries: s.l1MaxEntries },
+  }
+  const videos = createCache<Video>({
+    ...common,
+    name: 'video',
+    ttlMs: s.ttlMs,
+    negativeTtlMs: s.negativeTtlMs,
+    staleWhileRevalidateMs: s.staleWhileRevalidateMs,
+    bloom: gate,
+  })
+  const feed = createCache<Video[]>({
+    ...common,
+    name: 'feed',
+    ttlMs: s.feedTtlMs,
+    staleWhileRevalidateMs: 0,
+  })
+  const reader = new CachedVideoReader(deps.reader, videos, feed, s.feedTtlMs)
+  for (const cache of [videos, feed]) {
+    cache.events.on('background_error', ({ key, error, task }) =>
+      deps.log.warn({ err: error, key, task }, 'cache background task failed'),
+    )
+  }
+
+  const rebuildBloom = async () => {
+    const result = await bloom.rebuild(liveVideoIds(deps.db), { lockWaitMs: 0 })
+    trusted = true
+    deps.log.info({ items: result.items, durationMs: result.durationMs }, 'bloom filter rebuilt')
+  }
+  const rebuildQuietly = () =>
+    rebuildBloom().catch((error: unknown) => deps.log.warn({ err: error }, 'bloom filter rebuild failed'))
+
+  deps.writer.onVideoChanged(async (id, change) => {
+    if (change === 'created') {
+      try {
+        await bloom.add([id])
+      } catch (error) {
+        trusted = false
+        deps.log.error({ err: error, id }, 'bloom add failed; gate bypassed here until a rebuild')
+        void rebuildQuietly()
+      }
+    }
+    // A created id may have a negative entry from before; updates and deletes change the row.
+    await videos.invalidate(id)
+    await feed.invalidate([...new Set([FEED_SIZE, ...reader.feedLimits])].map((n) => `recommend:${n}`))
+  })
+
+  const rebuilt = s.rebuildBloomAtStart ? rebuildQuietly() : Promise.resolve()
+  return {
+    reader,
+    bloom,
+    rebuilt,
+    rebuildBloom,
+    close() {
+      videos.close()
+      feed.close()
+    },
+  }
+}

@@ -1,0 +1,42 @@
+/** Settings of the service's read cache (from `CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`). Units in the names. */
+export interface VideoCacheSettings {
+  /** L2 TTL range of a video (ms), drawn uniformly per write. @default { minMs: 300_000, maxMs: 600_000 } */
+  ttlMs?: { minMs: number; maxMs: number }
+  /** TTL of a "no such video" entry (ms). @default 60_000 */
+  negativeTtlMs?: number
+  /** Stale-while-revalidate grace after a video's logical expiry (ms). @default 60_000 */
+  staleWhileRevalidateMs?: number
+  /** Per-key mutex TTL (ms). @default 5_000 */
+  lockTtlMs?: number
+  /** Longest wait for another instance's load (ms). @default 2_000 */
+  lockWaitMs?: number
+  /** Timeout of each Redis call of the read path (ms). @default 50 */
+  redisTimeoutMs?: number
+  /** In-process L1 TTL (ms). @default 10_000 */
+  l1TtlMs?: number
+  /** In-process L1 capacity (entries). @default 10_000 */
+  l1MaxEntries?: number
+  /** Fixed TTL of the recommendation feed (ms); invalidated on publish, update and delete. @default 300_000 */
+  feedTtlMs?: number
+  /** Bloom filter size (bits). @default 10_000_000 */
+  bloomBits?: number
+  /** Bloom filter hash functions. @default 7 */
+  bloomHashes?: number
+  /** Rebuild the Bloom filter from the database in the background at start. @default true */
+  rebuildBloomAtStart?: boolean
+}
+
+export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
+  ttlMs: { minMs: 300_000, maxMs: 600_000 },
+  negativeTtlMs: 60_000,
+  staleWhileRevalidateMs: 60_000,
+  lockTtlMs: 5_000,
+  lockWaitMs: 2_000,
+  redisTimeoutMs: 50,
+  l1TtlMs: 10_000,
+  l1MaxEntries: 10_000,
+  feedTtlMs: 300_000,
+  bloomBits: 10_000_000,
+  bloomHashes: 7,
+  rebuildBloomAtStart: true,
+}
