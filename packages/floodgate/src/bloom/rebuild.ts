@@ -57,7 +57,7 @@ export async function rebuildGeneration(
       layout.shardKeys(generation).map((key) => redis.setbit(key, layout.bitsPerShard - 1, 0)),
     )
     await redis.hset(layout.meta, 'building', generation)
-    if (before.building !== null) await redis.unlink(...layout.shardKeys(before.building)) // abandoned run
+    if (before.building !== null) await dropGeneration(redis, layout, before.building) // abandoned run
     let items = 0
     for await (const chunk of source) {
       stopIfNeeded(lease.signal, options.signal)
@@ -70,7 +70,7 @@ export async function rebuildGeneration(
     const previous = await publishScript.run(redis, [layout.meta], [generation])
     if (typeof previous !== 'number' || previous < 0)
       throw new BloomRebuildError(`bloom ${layout.name}: generation ${generation} was superseded`)
-    if (previous > 0) await redis.unlink(...layout.shardKeys(previous))
+    if (previous > 0) await dropGeneration(redis, layout, previous)
     return { generation, items, durationMs: Date.now() - started }
   } catch (error) {
     if (generation > 0) await abandon(ctx, generation)
@@ -78,6 +78,15 @@ export async function rebuildGeneration(
   } finally {
     await lease.release().catch(() => undefined)
   }
+}
+
+/**
+ * UNLINKs the shard keys of `generation`, one UNLINK per shard: each shard has
+ * its own hash tag, so on Redis Cluster one multi-key UNLINK would be refused
+ * with CROSSSLOT.
+ */
+async function dropGeneration(redis: RedisClient, layout: BloomLayout, generation: number): Promise<void> {
+  await Promise.all(layout.shardKeys(generation).map((key) => redis.unlink(key)))
 }
 
 function stopIfNeeded(lease: AbortSignal, caller: AbortSignal | undefined): void {
@@ -91,7 +100,7 @@ async function abandon(ctx: RebuildContext, generation: number): Promise<void> {
     const building = await ctx.redis.hget(ctx.layout.meta, 'building')
     if (building === String(generation)) await ctx.redis.hdel(ctx.layout.meta, 'building')
     const ready = await ctx.redis.hget(ctx.layout.meta, 'ready')
-    if (ready !== String(generation)) await ctx.redis.unlink(...ctx.layout.shardKeys(generation))
+    if (ready !== String(generation)) await dropGeneration(ctx.redis, ctx.layout, generation)
   } catch {
     // Redis is failing: the marker stays; the next rebuild replaces it and drops these keys
   }

@@ -1,0 +1,353 @@
+// The CROSSSLOT guard (issue 7): every library Lua script and every MULTI runs
+// against a real Redis Cluster through the public APIs, and fails if any of
+// them touches keys in more than one slot. A recorder sees every command the
+// cluster clients send (also from duplicated connections), so an error that a
+// module swallows (fail-open paths) still fails this test.
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import type { Cluster } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  BloomFilter,
+  CountsReader,
+  CountsRecovery,
+  createCache,
+  createInteractionFlush,
+  createRankings,
+  createRateLimiter,
+  DecayedRankings,
+  Interactions,
+  KeySpace,
+  Mutex,
+  notFound,
+  playViewer,
+  type RateLimitAlgorithm,
+} from '../../src/index.js'
+import { type CountersSchema, createCountersSchema, seedMembers, seedPlays } from '../counters/pg_schema.js'
+import { keySlot } from '../support/key_slot.js'
+import { uniquePrefix } from '../support/redis.js'
+import { type ClusterTarget, clusterTarget } from './cluster_target.js'
+import { CommandRecorder, CROSS_SLOT_ERROR, type RecordedCommand } from './command_recorder.js'
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
+
+interface LuaFile {
+  path: string
+  name: string
+  numberOfKeys: number
+  source: string
+  sha1: string
+}
+
+function luaFiles(dir = SRC): LuaFile[] {
+  const found: LuaFile[] = []
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) found.push(...luaFiles(path))
+    else if (entry.name.endsWith('.lua')) {
+      const source = readFileSync(path, 'utf8')
+      const match = /^(.+)-(\d+)\.lua$/.exec(entry.name)
+      found.push({
+        path: path.slice(SRC.length),
+        name: entry.name,
+        numberOfKeys: match ? Number(match[2]) : -1,
+        source,
+        sha1: createHash('sha1').update(source).digest('hex'),
+      })
+    }
+  }
+  return found.sort((a, b) => a.path.localeCompare(b.path))
+}
+
+/** The leading comment block (`--[[ … ]]` or consecutive `--` lines). */
+function header(source: string): string {
+  if (source.startsWith('--[[')) return source.slice(0, source.indexOf(']]') + 2)
+  const lines: string[] = []
+  for (const line of source.split('\n')) {
+    if (!line.startsWith('--')) break
+    lines.push(line)
+  }
+  return lines.join('\n')
+}
+
+function indexesUsed(code: string, array: 'KEYS' | 'ARGV'): number[] {
+  return [...new Set([...code.matchAll(new RegExp(`${array}\\[(\\d+)\\]`, 'g'))].map((m) => Number(m[1])))]
+}
+
+describe('Lua files (static)', () => {
+  const files = luaFiles()
+
+  it('finds the scripts', () => {
+    expect(files.length).toBeGreaterThanOrEqual(20)
+  })
+
+  it.each(files.map((f) => [f.path, f] as const))(
+    '%s: name-<numKeys>.lua, a header that declares every KEYS[i], ARGV[i] and the return value, no KEYS/SCAN',
+    (_path, file) => {
+      expect(file.numberOfKeys, 'file name must end in -<numKeys>.lua').toBeGreaterThanOrEqual(0)
+      const head = header(file.source)
+      const body = file.source.slice(head.length)
+      for (let i = 1; i <= file.numberOfKeys; i++)
+        expect(head, `header declares KEYS[${i}]`).toContain(`KEYS[${i}]`)
+      for (const i of indexesUsed(body, 'KEYS'))
+        expect(i, 'body uses only declared keys').toBeLessThanOrEqual(file.numberOfKeys)
+      for (const i of indexesUsed(body, 'ARGV')) {
+        const declared = head.includes(`ARGV[${i}]`) || /ARGV\[(\d+)\.\./.exec(head)?.[1] !== undefined
+        expect(declared, `header declares ARGV[${i}]`).toBe(true)
+      }
+      expect(head, 'header says what it returns').toMatch(/return/i)
+      expect(body).not.toMatch(/redis\.p?call\(\s*['"](KEYS|SCAN)['"]/i)
+    },
+  )
+})
+
+let target: ClusterTarget
+let cluster: Cluster
+let recorder: CommandRecorder
+let schema: CountersSchema
+const prefix = uniquePrefix('xslot').replace(/:/g, '_')
+
+beforeAll(async () => {
+  target = await clusterTarget()
+  cluster = target.client()
+  await cluster.ping()
+  recorder = CommandRecorder.install(cluster)
+  schema = await createCountersSchema('xslot', 30)
+}, 60_000)
+
+afterAll(async () => {
+  recorder?.restore()
+  await schema?.drop()
+  await target?.close()
+})
+
+describe('on Redis Cluster, through the public APIs', () => {
+  it('Mutex: acquire, extend, release', async () => {
+    for (const name of ['job-a', 'job-b']) {
+      const mutex = Mutex.named(cluster, new KeySpace(prefix), name, { ttlMs: 5000 })
+      const lease = await mutex.tryAcquire()
+      expect(lease).not.toBeNull()
+      expect(await mutex.tryAcquire()).toBeNull()
+      expect(await lease?.extend()).toBe(true)
+      expect(await lease?.release()).toBe(true)
+    }
+  })
+
+  it('every rate limiter algorithm, several keys', async () => {
+    const algorithms: RateLimitAlgorithm[] = [
+      'fixedWindow',
+      'slidingLog',
+      'slidingWindow',
+      'tokenBucket',
+      'gcra',
+    ]
+    for (const algorithm of algorithms) {
+      const limiter = createRateLimiter({
+        redis: cluster,
+        prefix,
+        algorithm,
+        limit: 2,
+        windowMs: 60_000,
+        timeoutMs: 2000,
+        fallback: 'failClosed',
+      })
+      for (const key of ['alice', 'bob', 'carol']) {
+        const answers = [await limiter.limit(key), await limiter.limit(key), await limiter.limit(key)]
+        expect(answers.map((a) => [a.allowed, a.source])).toEqual([
+          [true, 'redis'],
+          [true, 'redis'],
+          [false, 'redis'],
+        ])
+      }
+    }
+  })
+
+  it('BloomFilter: rebuild (twice, so the old generation is dropped), add, check', async () => {
+    const bloom = new BloomFilter({
+      redis: cluster,
+      prefix,
+      name: 'videos',
+      bits: 40_000,
+      hashes: 5,
+      shards: 4,
+    })
+    const ids = Array.from({ length: 500 }, (_, i) => `v${i}`)
+    async function* chunks() {
+      yield ids.slice(0, 250)
+      yield ids.slice(250)
+    }
+    const first = await bloom.rebuild(chunks())
+    const second = await bloom.rebuild(chunks())
+    expect(second.generation).toBeGreaterThan(first.generation)
+    await bloom.add(['late-1', 'late-2'])
+    expect(await bloom.mightContain([...ids.slice(0, 50), 'late-1'])).toEqual(Array(51).fill(true))
+    for (const key of bloom.keys(first.generation).shards) expect(await cluster.exists(key)).toBe(0)
+    expect(bloom.stats.failOpenRedisError).toBe(0)
+  })
+
+  it('Cache: getOrLoad (claim, fill), a failing loader (abandon), set, getManyOrLoad, invalidate; a waiter is woken', async () => {
+    const a = createCache<string>({ redis: cluster, name: 'video', prefix, redisTimeoutMs: 2000 })
+    const b = createCache<string>({ redis: cluster, name: 'video', prefix, redisTimeoutMs: 2000 })
+    try {
+      await Promise.all([a.ready, b.ready])
+      expect(await a.getOrLoad('1', async (k) => `v${k}`)).toBe('v1')
+      expect(await b.getOrLoad('1', async () => 'not used')).toBe('v1') // from L2
+      await expect(
+        a.getOrLoad('2', async () => {
+          throw new Error('loader down')
+        }),
+      ).rejects.toThrow('loader down')
+      expect(await a.getOrLoad('missing', async () => notFound())).toBeUndefined()
+      // a second instance waits on the first one's lock and is woken by its fill
+      let release: () => void = () => {}
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const leader = a.getOrLoad('3', async () => {
+        await gate
+        return 'v3'
+      })
+      await sleep(100)
+      const waiter = b.getOrLoad('3', async () => 'waiter loaded')
+      await sleep(100)
+      release()
+      expect(await leader).toBe('v3')
+      expect(await waiter).toBe('v3')
+      await a.set('4', 'v4')
+      const many = await b.getManyOrLoad(['1', '4', '5', '6', '7'], async (keys) =>
+        keys.map((k) => `batch${k}`),
+      )
+      expect([...many.entries()]).toEqual([
+        ['1', 'v1'],
+        ['4', 'v4'],
+        ['5', 'batch5'],
+        ['6', 'batch6'],
+        ['7', 'batch7'],
+      ])
+      await a.invalidate(['1', '4', '5'])
+      // the L1 invalidation reaches b over pub/sub (PUBLISH is broadcast to every node of a cluster)
+      let seen: string | undefined
+      for (let i = 0; i < 60 && seen !== 'reloaded'; i++) {
+        seen = await b.getOrLoad('1', async () => 'reloaded')
+        if (seen !== 'reloaded') await sleep(50)
+      }
+      expect(seen).toBe('reloaded')
+    } finally {
+      a.close()
+      b.close()
+    }
+  })
+
+  it('Interactions toggle/play, the flush to PostgreSQL (with a dead letter and a trim), rankings, counters', async () => {
+    const partitions = 8
+    const recovery = new CountsRecovery({ redis: cluster, sql: schema.db, prefix, partitions, chunkSize: 7 })
+    await seedMembers(schema.db, 'likes', 3, [100, 200])
+    await seedPlays(schema.db, 4, 2)
+    expect(await recovery.check()).toBe('rebuilding') // no epoch yet: rebuild, commit the epoch
+    expect(await recovery.waitUntilServing(20_000)).toBe(true)
+    expect(await recovery.restoreVideo('3')).toMatchObject({ likes: 2, plays: 0 })
+
+    const interactions = new Interactions(cluster, { prefix, partitions })
+    for (let v = 1; v <= 12; v++) {
+      await interactions.setLiked(String(v), '7', true)
+      await interactions.setFavorited(String(v), '7', true)
+      await interactions.recordPlay(String(v), playViewer({ userId: '7' }))
+    }
+    await interactions.setLiked('1', '7', false)
+    await cluster.xadd(interactions.keys.stream(5), '*', 'v', 'not-a-video', 't', '1')
+
+    const events: string[] = []
+    const flush = createInteractionFlush(cluster, schema.db, {
+      prefix,
+      partitions,
+      blockMs: 100,
+      claimIdleMs: 50,
+      claimIntervalMs: 50,
+      maxDeliveries: 1,
+      onEvent: (e) => events.push(e.type),
+    })
+    flush.start()
+    try {
+      const deadline = Date.now() + 20_000
+      for (;;) {
+        const lag = await flush.maintain()
+        if (lag.pending === 0 && lag.undelivered === 0 && flush.stats.deadLettered === 1) break
+        if (Date.now() > deadline) throw new Error(`flush did not drain: ${JSON.stringify(lag)}, ${events}`)
+        await sleep(50)
+      }
+    } finally {
+      await flush.stop()
+    }
+    expect(await cluster.xlen(interactions.keys.dead(5))).toBe(1)
+    const { rows } = await schema.pool.query('SELECT count(*)::int AS n FROM video_likes WHERE user_id = 7')
+    expect(rows[0].n).toBe(11)
+
+    const rankings = createRankings({ redis: cluster, prefix, partitions })
+    expect((await rankings.top({ metric: 'likes', window: 'all', limit: 1 }))[0]?.videoId).toBe('3')
+    expect(await rankings.top({ metric: 'plays', window: '1h', limit: 3 })).toHaveLength(3)
+    const decayed = new DecayedRankings({ redis: cluster, prefix, partitions })
+    for (let v = 1; v <= 4; v++) for (let i = 0; i < v; i++) await decayed.record(String(v), 'plays')
+    expect((await decayed.top({ metric: 'plays', window: '1h', limit: 1 }))[0]?.videoId).toBe('4')
+
+    const reader = new CountsReader({ redis: cluster, prefix, partitions, timeoutMs: 2000 })
+    const read = await reader.readCounts(['1', '3', '12'], '7')
+    expect(read.ok).toBe(true)
+    if (read.ok) expect(read.counts.get('3')).toMatchObject({ likes: 3, liked: true })
+    const report = await recovery.reconcile()
+    expect(report.drifted).toEqual([])
+    await recovery.stop()
+  })
+})
+
+describe('what the cluster saw', () => {
+  const isScript = (c: RecordedCommand) => c.name === 'evalsha' || c.name === 'eval'
+
+  it('no command, script or pipeline was refused for crossing slots', () => {
+    expect(recorder.errors.filter((e) => CROSS_SLOT_ERROR.test(e.message))).toEqual([])
+  })
+
+  it('every command and every script call kept its keys in one slot', () => {
+    const crossing = recorder.commands.filter((c) => c.slots.length > 1)
+    expect(crossing.map((c) => `${c.name} ${c.keys.join(' ')}`)).toEqual([])
+  })
+
+  it('every MULTI kept all its keys in one slot', () => {
+    let transactions = 0
+    for (const batch of recorder.batchesOf().values()) {
+      if (!batch.some((c) => c.name === 'multi')) continue
+      transactions++
+      const slots = new Set(batch.flatMap((c) => c.slots))
+      expect([...slots], batch.map((c) => `${c.name} ${c.keys.join(' ')}`).join('; ')).toHaveLength(1)
+    }
+    expect(transactions).toBeGreaterThan(0) // the window cache's MULTI ran
+  })
+
+  it('every library Lua script ran on the cluster', () => {
+    const ran = new Set(
+      recorder.commands.filter(isScript).map(
+        (c) =>
+          c.sha1 ??
+          createHash('sha1')
+            .update(c.source ?? '')
+            .digest('hex'),
+      ),
+    )
+    const missing = luaFiles().filter((f) => !ran.has(f.sha1))
+    expect(missing.map((f) => f.path)).toEqual([])
+  })
+
+  it('the load spreads: script keys land in many slots, on every master', async () => {
+    const slots = new Set(recorder.commands.filter(isScript).flatMap((c) => c.slots))
+    expect(slots.size).toBeGreaterThan(20)
+    const masters = new Set<string>()
+    for (const slot of slots) {
+      const node = cluster.slots[slot]?.[0]
+      if (node) masters.add(node)
+    }
+    expect(masters.size).toBe(cluster.nodes('master').length)
+    expect(keySlot(`${prefix}:x:{a}:1`)).toBe(keySlot(`${prefix}:y:{a}:2`)) // sanity: the tag decides the slot
+  })
+})
