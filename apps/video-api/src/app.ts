@@ -3,6 +3,8 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { type InteractionOptions, Interactions, KeySpace, type RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import { createTokenService } from './auth/tokens.js'
+import { installVideoCache } from './cache/install.js'
+import type { VideoCacheSettings } from './cache/settings.js'
 import type { Database } from './db/types.js'
 import { registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
@@ -44,6 +46,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger']
   /** Wraps the SQL reader: the seam for the cache issue. @default identity */
   wrapReader?: (reader: VideoReader) => VideoReader
+  /** Read cache of videos and the feed (src/cache); `undefined`/`false` = off (tests), main.ts turns it on from config. */
+  cache?: boolean | VideoCacheSettings
   /** Interaction write path (partitions, top K, play dedupe window). @default floodgate's defaults */
   interactions?: Omit<InteractionOptions, 'prefix'>
   /** Run this instance's interaction flush consumer (lag metrics on /metrics); main.ts turns it on. @default false */
@@ -115,6 +119,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     })
   }
   const registry = registerMetrics(app)
+  if (options.cache) {
+    const cache = installVideoCache(
+      { ...deps, prefix: deps.keys.prefix, registry, log: app.log, reader: deps.videos, writer: videoWriter },
+      options.cache === true ? {} : options.cache,
+    )
+    deps.videos = cache.reader
+    app.addHook('onClose', async () => cache.close())
+  }
   if (options.interactionFlush) {
     const settings = options.interactionFlush === true ? {} : options.interactionFlush
     const flush = startInteractionFlush({
