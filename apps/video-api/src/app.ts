@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely'
 import { createTokenService } from './auth/tokens.js'
 import { installVideoCache } from './cache/install.js'
 import type { VideoCacheSettings } from './cache/settings.js'
+import { type CountersSettings, registerCounters } from './counters/register.js'
 import type { Database } from './db/types.js'
 import { registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
@@ -48,6 +49,8 @@ export interface AppOptions {
   wrapReader?: (reader: VideoReader) => VideoReader
   /** Read cache of videos and the feed (src/cache); `undefined`/`false` = off (tests), main.ts turns it on from config. */
   cache?: boolean | VideoCacheSettings
+  /** Counts read path, rankings, epoch monitor and admin (ADMIN_USER_IDS). @default src/counters defaults, no admins */
+  counters?: CountersSettings
   /** Interaction write path (partitions, top K, play dedupe window). @default floodgate's defaults */
   interactions?: Omit<InteractionOptions, 'prefix'>
   /** Run this instance's interaction flush consumer (lag metrics on /metrics); main.ts turns it on. @default false */
@@ -144,6 +147,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   videoRoutes(app, deps)
   userRoutes(app, deps)
   feedRoutes(app, deps)
+  registerCounters(app, deps, {
+    partitions: options.interactions?.partitions,
+    topK: options.interactions?.topK,
+    ...options.counters,
+  })
   interactionRoutes(app, deps)
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
   await app.ready()

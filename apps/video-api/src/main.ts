@@ -2,7 +2,7 @@ import { checkEvictionPolicy } from 'floodgate'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { resolveJwtSecret } from './auth/secret.js'
-import { type Config, ConfigError, loadConfig } from './config/index.js'
+import { adminIds, type Config, ConfigError, loadConfig } from './config/index.js'
 import { openDatabase } from './db/connect.js'
 import { prepareDatabase } from './db/prepare.js'
 import { parseTrustProxy, rateLimitFromConfig } from './rate_limit/from_config.js'
@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     connectionTimeoutMs: config.connectionTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     logger: { level: config.logLevel },
+    counters: { adminUserIds: adminIds(config) },
     interactionFlush: true,
     trustProxy: parseTrustProxy(config.trustProxy),
     rateLimit: rateLimitFromConfig(config),

@@ -254,6 +254,13 @@ export const fields = {
     type: { kind: 'int', min: 1, max: 10_000 },
     doc: 'Longest wait for a Redis rate-limit decision (ms) before the fallback answers.',
   },
+  adminUserIds: {
+    env: 'ADMIN_USER_IDS',
+    toml: 'admin_user_ids',
+    default: '',
+    type: { kind: 'string', allowEmpty: true },
+    doc: 'Comma-separated user ids allowed on the admin endpoints (counter rebuild, reconcile); empty = nobody.',
+  },
 } as const satisfies Record<string, FieldSpec>
 
 export type FieldName = keyof typeof fields

@@ -29,6 +29,8 @@ export interface Config {
   seedOnEmpty: boolean
   seedUsers: number
   seedVideos: number
+  /** Comma-separated user ids (validated); see `adminIds()`. */
+  adminUserIds: string
   /** `false`, `true`, a hop count, or proxy addresses/CIDRs (see src/rate_limit/from_config.ts). */
   trustProxy: string
   rateLimitEnabled: boolean
@@ -104,7 +106,21 @@ export function loadConfig(options: LoadOptions = {}): Config {
     )
   }
   checkRateLimitConfig(config)
+  if (!/^([1-9][0-9]{0,18})?(,[1-9][0-9]{0,18})*$/.test(config.adminUserIds.replaceAll(' ', ''))) {
+    throw new ConfigError(
+      'ADMIN_USER_IDS',
+      `must be comma-separated user ids, got ${JSON.stringify(config.adminUserIds)}`,
+    )
+  }
   return config
+}
+
+/** ADMIN_USER_IDS as a list of ids. */
+export function adminIds(config: Pick<Config, 'adminUserIds'>): string[] {
+  return config.adminUserIds
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id.length > 0)
 }
 
 function configFileFrom(env: NodeJS.ProcessEnv, argv: readonly string[]): string | undefined {

@@ -60,6 +60,13 @@ export const Video = Type.Object(
     likeCount: Type.Number(),
     favoriteCount: Type.Number(),
     playCount: Type.Number(),
+    liked: Type.Optional(Type.Boolean({ description: 'the caller likes it (authenticated GETs)' })),
+    favorited: Type.Optional(Type.Boolean({ description: 'the caller favourited it (authenticated GETs)' })),
+    countsStale: Type.Optional(
+      Type.Literal(true, {
+        description: 'present when the counts are the PostgreSQL columns (Redis unavailable)',
+      }),
+    ),
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },

@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util'
+import { CountsRecovery } from 'floodgate'
+import { ConfigError, loadConfig } from '../config/index.js'
+import { openDatabase } from '../db/connect.js'
+import { kyselySqlDatabase } from '../interactions/sql_database.js'
+import { connectRedis } from '../redis/connect.js'
+
+/**
+ * `npm run rebuild-counters -w video-api -- [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions 16] [--top-k 1000]`
+ *
+ * Rebuilds Redis like/favourite sets, play counters and all-time rankings from
+ * PostgreSQL (the same code as the automatic recovery and
+ * `POST /admin/rebuild/counters`), then sets the epoch marker, so running
+ * instances serve Redis counts again. `--reconcile` only reports drift.
+ * Prints JSON; exit code 1 on failure, 2 when another instance holds the rebuild lock.
+ */
+const usage =
+  'usage: rebuild-counters [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions 16] [--top-k 1000] [--config file]'
+
+function int(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback
+  if (!/^[1-9]\d{0,8}$/.test(text)) throw new ConfigError(`--${name}`, `must be a positive integer\n${usage}`)
+  return Number(text)
+}
+
+try {
+  const { values } = parseArgs({
+    options: {
+      mode: { type: 'string' },
+      reconcile: { type: 'boolean' },
+      'max-videos': { type: 'string' },
+      partitions: { type: 'string' },
+      'top-k': { type: 'string' },
+      config: { type: 'string' },
+    },
+    strict: true,
+  })
+  const mode = values.mode ?? 'merge'
+  if (mode !== 'merge' && mode !== 'replace')
+    throw new ConfigError('--mode', `must be merge or replace\n${usage}`)
+  const config = loadConfig({ argv: values.config ? ['--config', values.config] : [] })
+  const redis = await connectRedis({
+    ...config,
+    redisCommandTimeoutMs: Math.max(config.redisCommandTimeoutMs, 5000),
+  })
+  const database = await openDatabase(config)
+  try {
+    if (redis.client.status !== 'ready') await new Promise((resolve) => redis.client.once('ready', resolve))
+    const recovery = new CountsRecovery({
+      redis: redis.client,
+      sql: kyselySqlDatabase(database.db),
+      prefix: config.redisPrefix,
+      partitions: int('partitions', values.partitions, 16),
+      topK: int('top-k', values['top-k'], 1000),
+      onEvent: (event) => process.stderr.write(`${event.type}\n`),
+    })
+    if (values.reconcile) {
+      const report = await recovery.reconcile({ maxVideos: int('max-videos', values['max-videos'], 2 ** 31) })
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
+      if (report.drifted.length > 0 || report.columnDrift.length > 0) process.exitCode = 3
+    } else {
+      const outcome = await recovery.rebuild({ mode, waitMs: 30_000 })
+      process.stdout.write(`${JSON.stringify(outcome, (_k, v) => (v instanceof Error ? v.message : v), 2)}\n`)
+      if (!outcome.rebuilt) process.exitCode = outcome.reason === 'locked' ? 2 : 1
+    }
+  } finally {
+    await database.close()
+    await redis.close()
+  }
+} catch (error) {
+  process.stderr.write(`rebuild-counters failed: ${(error as Error).message}\n`)
+  process.exitCode = 1
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify'
+import { isVideoPayload, withCounts } from './overlay.js'
+import type { CountersService } from './service.js'
+
+/**
+ * Puts live counts (and the caller's `liked` / `favorited`) into every video
+ * a successful GET returns — a video, `{ items: Video[] }` (feed, lists, my
+ * likes) or `{ items: { video }[] }` (rankings) — with ONE pipelined Redis round
+ * trip per response, whatever route produced it (see {@link withCounts}).
+ */
+export function registerCountsOverlay(app: FastifyInstance, counters: CountersService): void {
+  app.addHook('preSerialization', async (request, reply, payload: unknown) => {
+    if (
+      request.method !== 'GET' ||
+      reply.statusCode >= 300 ||
+      typeof payload !== 'object' ||
+      payload === null
+    )
+      return payload
+    const viewer = request.userId
+    if (isVideoPayload(payload)) {
+      const [video] = await withCounts(counters.reader, counters.sql, [payload], viewer)
+      return video
+    }
+    const items = (payload as { items?: unknown }).items
+    if (!Array.isArray(items) || items.length === 0) return payload
+    if (items.every(isVideoPayload)) {
+      return { ...payload, items: await withCounts(counters.reader, counters.sql, items, viewer) }
+    }
+    if (items.every((item) => isVideoPayload((item as { video?: unknown } | null)?.video))) {
+      const nested = items as { video: Parameters<typeof isVideoPayload>[0] & object }[]
+      const videos = await withCounts(
+        counters.reader,
+        counters.sql,
+        nested.map((item) => item.video as Parameters<typeof withCounts>[2][number]),
+        viewer,
+      )
+      return { ...payload, items: nested.map((item, i) => ({ ...item, video: videos[i] })) }
+    }
+    return payload
+  })
+}

@@ -1,0 +1,112 @@
+import type { FastifyBaseLogger } from 'fastify'
+import {
+  type BucketRankings,
+  CountsReader,
+  CountsRecovery,
+  createRankings,
+  type RecoveryEvent,
+  type RedisClient,
+  type SqlDatabase,
+} from 'floodgate'
+import type { Kysely } from 'kysely'
+import type { Database } from '../db/types.js'
+import { kyselySqlDatabase } from '../interactions/sql_database.js'
+
+/** Counters and rankings settings of the service. */
+export interface CountersSettings {
+  /** User ids allowed on `/admin/*` counter endpoints. @default [] (nobody) */
+  adminUserIds?: readonly string[]
+  /** Partitions; must match the interaction write path. @default 16 */
+  partitions?: number
+  /** Top K per partition of the ranking ZSETs; must match the write path. @default 1000 */
+  topK?: number
+  /** How often the Redis epoch marker is checked (ms). @default 5000 */
+  checkIntervalMs?: number
+  /** How long app start waits for the first epoch check / start-up rebuild (ms). @default 1000 */
+  startupWaitMs?: number
+  /** Deadline of the pipelined counts read (ms); past it the DB columns are served, marked stale. @default 100 */
+  readTimeoutMs?: number
+  /** How long a merged trending result is fresh (ms). @default 5000 */
+  rankingCacheTtlMs?: number
+}
+
+/** What the counter routes and the payload overlay use. */
+export interface CountersService {
+  reader: CountsReader
+  recovery: CountsRecovery
+  rankings: BucketRankings
+  sql: SqlDatabase
+  adminUserIds: ReadonlySet<string>
+  settings: Required<Omit<CountersSettings, 'adminUserIds'>>
+}
+
+/** Builds the counts reader, the epoch monitor/rebuild and the rankings on the app's Redis and database. */
+export function createCountersService(input: {
+  redis: RedisClient
+  db: Kysely<Database>
+  prefix: string
+  log: FastifyBaseLogger
+  settings?: CountersSettings
+}): CountersService {
+  const s = input.settings ?? {}
+  const settings = {
+    partitions: s.partitions ?? 16,
+    topK: s.topK ?? 1000,
+    checkIntervalMs: s.checkIntervalMs ?? 5000,
+    startupWaitMs: s.startupWaitMs ?? 1000,
+    readTimeoutMs: s.readTimeoutMs ?? 100,
+    rankingCacheTtlMs: s.rankingCacheTtlMs ?? 5000,
+  }
+  const sql = kyselySqlDatabase(input.db)
+  const recovery = new CountsRecovery({
+    redis: input.redis,
+    sql,
+    prefix: input.prefix,
+    partitions: settings.partitions,
+    topK: settings.topK,
+    checkIntervalMs: settings.checkIntervalMs,
+    onEvent: (event) => logRecovery(input.log, event),
+  })
+  return {
+    sql,
+    recovery,
+    reader: new CountsReader({
+      redis: input.redis,
+      prefix: input.prefix,
+      partitions: settings.partitions,
+      timeoutMs: settings.readTimeoutMs,
+      recovery,
+    }),
+    rankings: createRankings({
+      redis: input.redis,
+      prefix: input.prefix,
+      partitions: settings.partitions,
+      topK: settings.topK,
+      cacheTtlMs: settings.rankingCacheTtlMs,
+    }),
+    adminUserIds: new Set(s.adminUserIds ?? []),
+    settings,
+  }
+}
+
+function logRecovery(log: FastifyBaseLogger, event: RecoveryEvent): void {
+  switch (event.type) {
+    case 'epoch-missing':
+      log.warn(
+        'Redis epoch marker missing: Redis lost its data (or first start); serving counts from PostgreSQL',
+      )
+      break
+    case 'rebuild-started':
+      log.info({ mode: event.mode }, 'rebuilding Redis counters and rankings from PostgreSQL')
+      break
+    case 'rebuilt':
+      log.info({ ...event.report, epoch: event.epoch }, 'Redis counters rebuilt; serving counts from Redis')
+      break
+    case 'rebuild-aborted':
+      log.warn({ err: event.error }, 'counter rebuild aborted; will retry')
+      break
+    case 'error':
+      log.debug({ err: event.error, phase: event.phase }, 'counter recovery check failed')
+      break
+  }
+}
