@@ -15,8 +15,14 @@ import {
 } from '../http/schemas.js'
 import { visibleTo } from '../videos/model.js'
 
-const Title = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' })
-const Description = Type.String({ maxLength: 5000 })
+// PostgreSQL text cannot hold U+0000 (the insert would fail with a 500): refuse it here.
+const Title = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000]*$',
+  description: '1-100 characters, not only whitespace, no NUL',
+})
+const Description = Type.String({ maxLength: 5000, pattern: '^[^\\u0000]*$', description: 'no NUL' })
 
 const CreateBody = Type.Object(
   {
