@@ -1,0 +1,160 @@
+// HTTP cost of the rate-limit plugin on video-api: GET /healthz (no DB work) with the plugin
+// off, on with every request admitted (one Redis decision each), and on with every request
+// rejected (429; the blocked cache answers without Redis). Each server is video-api's main.ts
+// in its own process (embedded PGlite, LOG_LEVEL=warn), autocannon here, interleaved rounds;
+// results written to bench/results/ratelimit-http.json.
+//
+//   node --conditions=floodgate-source --import tsx bench/ratelimit/http.ts
+//   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_S (5 per mode, split over BENCH_ROUNDS (3)), BENCH_CONNECTIONS (64)
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+type Result = {
+  requests: { total: number }
+  latency: { p50: number; p99: number }
+  duration: number
+  non2xx: number
+  errors: number
+  timeouts: number
+  statusCodeStats: Record<string, { count: number }>
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (
+  options: Record<string, unknown>,
+  done: (error: Error | null, result: Result) => void,
+) => unknown
+
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const durationS = Number(process.env.BENCH_DURATION_S ?? 5)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
+const modes = ['off', 'allowed', 'rejected'] as const
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
+    })
+  })
+}
+
+/** video-api's own entry point (main.ts) on an embedded PGlite in a temp folder, configured by env. */
+async function startServer(
+  mode: (typeof modes)[number],
+): Promise<{ child: ChildProcess; port: number; dir: string }> {
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'fg-rlhttp-'))
+  const main = fileURLToPath(new URL('../../apps/video-api/src/main.ts', import.meta.url))
+  const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      ...process.env,
+      PORT: String(port),
+      REDIS_URL: url,
+      REDIS_PREFIX: `bench-rlhttp-${process.pid}-${mode}`,
+      DATA_DIR: dir,
+      SEED_ON_EMPTY: 'false',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_ENABLED: mode === 'off' ? 'false' : 'true',
+      // allowed: every request decided by Redis and admitted; rejected: 429 after the first
+      RATE_LIMIT_ANONYMOUS_LIMIT: mode === 'rejected' ? '1' : '1000000',
+    },
+  })
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`video-api (${mode}) exited with ${child.exitCode}`)
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.status === 200 || r.status === 429,
+      () => false,
+    )
+    if (up) return { child, port, dir }
+    if (Date.now() > deadline) throw new Error(`video-api (${mode}) did not start`)
+    await new Promise((r) => setTimeout(r, 250))
+  }
+}
+
+const totals = Object.fromEntries(
+  modes.map((m) => [
+    m,
+    {
+      requests: 0,
+      seconds: 0,
+      p50: [] as number[],
+      p99: [] as number[],
+      codes: {} as Record<string, number>,
+    },
+  ]),
+)
+const servers: Record<string, Awaited<ReturnType<typeof startServer>>> = {}
+for (const mode of modes) servers[mode] = await startServer(mode) // one at a time: PGlite start-up is CPU-heavy
+const hit = (port: number, duration: number) =>
+  new Promise<Result>((resolve, reject) =>
+    autocannon({ url: `http://127.0.0.1:${port}/healthz`, connections, duration }, (error, r) =>
+      error ? reject(error) : resolve(r),
+    ),
+  )
+try {
+  for (const mode of modes) await hit(servers[mode]!.port, 2) // warm-up (JIT, script cache), not recorded
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of modes) {
+      const result = await hit(servers[mode]!.port, durationS / rounds)
+      const t = totals[mode]!
+      t.requests += result.requests.total
+      t.seconds += result.duration
+      t.p50.push(result.latency.p50)
+      t.p99.push(result.latency.p99)
+      for (const [code, stat] of Object.entries(result.statusCodeStats))
+        t.codes[code] = (t.codes[code] ?? 0) + stat.count
+      process.stderr.write(
+        `round ${round + 1}/${rounds} ${mode}: ${Math.round(result.requests.total / result.duration)} req/s\n`,
+      )
+    }
+  }
+} finally {
+  for (const { child, dir } of Object.values(servers)) {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const rows = modes.map((mode) => {
+  const t = totals[mode]!
+  return {
+    mode,
+    reqPerSec: Math.round(t.requests / t.seconds),
+    p50Ms: median(t.p50),
+    p99Ms: median(t.p99),
+    codes: t.codes,
+  }
+})
+const base = rows[0]!
+const lines = [
+  `video-api GET /healthz, ${connections} connections, ${durationS} s per mode in ${rounds} interleaved rounds, Redis ${url}`,
+  '',
+  '| rate limiting | req/s | p50 ms | p99 ms | req/s vs off | status codes |',
+  '|---|---:|---:|---:|---:|---|',
+  ...rows.map(
+    (r) =>
+      `| ${r.mode} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p99Ms} | ${(r.reqPerSec / base.reqPerSec).toFixed(2)} | ${Object.entries(
+        r.codes,
+      )
+        .map(([c, n]) => `${c}: ${n}`)
+        .join(', ')} |`,
+  ),
+]
+process.stdout.write(`${lines.join('\n')}\n`)
+mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
+writeFileSync(
+  new URL('../results/ratelimit-http.json', import.meta.url),
+  `${JSON.stringify({ at: new Date().toISOString(), url, durationS, rounds, connections, rows }, null, 2)}\n`,
+)
