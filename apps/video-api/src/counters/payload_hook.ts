@@ -27,15 +27,10 @@ export function registerCountsOverlay(app: FastifyInstance, counters: CountersSe
     if (items.every(isVideoPayload)) {
       return { ...payload, items: await withCounts(counters.reader, counters.sql, items, viewer) }
     }
-    if (items.every((item) => isVideoPayload((item as { video?: unknown } | null)?.video))) {
-      const nested = items as { video: Parameters<typeof isVideoPayload>[0] & object }[]
-      const videos = await withCounts(
-        counters.reader,
-        counters.sql,
-        nested.map((item) => item.video as Parameters<typeof withCounts>[2][number]),
-        viewer,
-      )
-      return { ...payload, items: nested.map((item, i) => ({ ...item, video: videos[i] })) }
+    const nested = items.map((item) => (item as { video?: unknown } | null)?.video)
+    if (nested.every(isVideoPayload)) {
+      const videos = await withCounts(counters.reader, counters.sql, nested, viewer)
+      return { ...payload, items: items.map((item, i) => ({ ...(item as object), video: videos[i] })) }
     }
     return payload
   })
