@@ -1,0 +1,168 @@
+// Failover (issue 7): a private Redis Cluster (3 masters, 3 replicas,
+// cluster-node-timeout 2 s). While a cache, a rate limiter and a Mutex are in
+// use, the master that serves their keys is SIGKILLed; its replica takes over.
+// During the gap the cache degrades to the loader and the limiter to its
+// fallback; the Mutex fails with StoreUnavailableError; nothing hangs. After
+// the failover all three answer from Redis again.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Cluster } from 'ioredis'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import {
+  type CacheOutcome,
+  createCache,
+  createRateLimiter,
+  createRedisClient,
+  KeySpace,
+  Mutex,
+  RATE_LIMIT_AREA,
+  StoreUnavailableError,
+} from '../../src/index.js'
+import { keySlot } from '../support/key_slot.js'
+import { PrivateCluster } from '../support/redis_cluster.js'
+
+const COMMAND_TIMEOUT_MS = 200
+let pc: PrivateCluster
+let client: Cluster
+
+beforeAll(async () => {
+  pc = await PrivateCluster.start({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 2000 })
+  // production options: offline queue off, 200 ms per command
+  client = createRedisClient(pc.seeds, { commandTimeoutMs: COMMAND_TIMEOUT_MS }) as Cluster
+  for (let i = 0; i < 100 && client.status !== 'ready'; i++) await sleep(50)
+}, 60_000)
+
+afterAll(async () => {
+  client?.disconnect()
+  await pc?.destroy()
+})
+
+interface Sample {
+  atMs: number
+  ms: number
+  /** cache: the loader ran; limiter: the answer's source; mutex: acquired | the error's class. */
+  what: string
+}
+
+it('a master dies: a replica takes over, the cache degrades to the loader and recovers, the limiter falls back and recovers', async () => {
+  const prefix = 'fo'
+  const keySpace = new KeySpace(prefix)
+  const cacheKey = 'hot'
+  const victimSlot = keySlot(keySpace.tagged('c:video', cacheKey))
+  const victim = await pc.masterOf(victimSlot)
+  // a limiter key and a lock name whose slots the same master serves
+  const sameMaster = async (make: (i: number) => string) => {
+    for (let i = 0; ; i++) if ((await pc.masterOf(keySlot(make(i)))) === victim) return i
+  }
+  const limiterKey = `user${await sameMaster((i) => keySpace.tagged(RATE_LIMIT_AREA, `api:user${i}`))}`
+  const lockName = `job${await sameMaster((i) => keySpace.tagged('lock', `job${i}`))}`
+
+  const outcomes: { atMs: number; outcome: CacheOutcome }[] = []
+  const cache = createCache<string>({
+    redis: client,
+    name: 'video',
+    prefix,
+    l1: false, // every read goes to L2 (or the loader), so the gap is visible
+    redisTimeoutMs: COMMAND_TIMEOUT_MS,
+    breaker: { failureThreshold: 5, coolDownMs: 300 },
+  })
+  const limiter = createRateLimiter({
+    redis: client,
+    prefix: keySpace,
+    name: 'api',
+    algorithm: 'slidingWindow',
+    limit: 1_000_000,
+    windowMs: 60_000,
+    timeoutMs: COMMAND_TIMEOUT_MS,
+    fallback: 'failOpen',
+  })
+  const mutex = Mutex.named(client, keySpace, lockName, { ttlMs: 2000 })
+  await cache.ready
+  const t0 = Date.now()
+  cache.events.on('outcome', (e) => outcomes.push({ atMs: Date.now() - t0, outcome: e.outcome }))
+
+  const cacheSamples: Sample[] = []
+  const limiterSamples: Sample[] = []
+  const mutexSamples: Sample[] = []
+  const unexpected: unknown[] = []
+  let running = true
+  const loop = async (samples: Sample[], step: () => Promise<string>) => {
+    while (running) {
+      const start = Date.now()
+      try {
+        samples.push({ atMs: start - t0, ms: 0, what: await step() })
+      } catch (error) {
+        unexpected.push(error)
+      }
+      const sample = samples[samples.length - 1]
+      if (sample) sample.ms = Date.now() - start
+      await sleep(20)
+    }
+  }
+  const loops = Promise.all([
+    loop(cacheSamples, async () => {
+      let loaded = false
+      const value = await cache.getOrLoad(cacheKey, async () => {
+        loaded = true
+        return 'value-of-hot'
+      })
+      if (value !== 'value-of-hot') throw new Error(`wrong value ${value}`)
+      return loaded ? 'load' : 'redis'
+    }),
+    loop(limiterSamples, async () => (await limiter.limit(limiterKey)).source),
+    loop(mutexSamples, async () => {
+      try {
+        const lease = await mutex.tryAcquire()
+        if (!lease) return 'busy'
+        await lease.release()
+        return 'acquired'
+      } catch (error) {
+        if (error instanceof StoreUnavailableError) return 'StoreUnavailableError'
+        throw error
+      }
+    }),
+  ])
+
+  await sleep(1000)
+  const killedAt = Date.now() - t0
+  await pc.kill(victim)
+  await pc.waitForOk(20_000)
+  const okAt = Date.now() - t0
+  const promoted = await pc.masterOf(victimSlot)
+  await sleep(3000) // the client refreshes its slot map, the breaker half-opens and closes
+  running = false
+  await loops
+  cache.close()
+
+  expect(promoted).not.toBe(victim)
+  expect(await pc.role(promoted)).toBe('master')
+  expect(okAt - killedAt).toBeLessThan(15_000)
+  expect(unexpected).toEqual([]) // no call threw anything but the documented errors
+
+  const during = (s: Sample) => s.atMs >= killedAt && s.atMs <= okAt
+  const last = (samples: Sample[]) => samples.slice(-10).map((s) => s.what)
+  // before the kill: from Redis; during the gap: the loader answered, never an error
+  expect(
+    cacheSamples
+      .filter((s) => s.atMs < killedAt)
+      .slice(1)
+      .every((s) => s.what === 'redis'),
+  ).toBe(true)
+  expect(cacheSamples.filter(during).some((s) => s.what === 'load')).toBe(true)
+  expect(last(cacheSamples)).toEqual(Array(10).fill('redis'))
+  expect(outcomes.some((o) => o.outcome === 'redis_error')).toBe(true)
+
+  expect(new Set(limiterSamples.map((s) => s.what))).toEqual(new Set(['redis', 'failOpen']))
+  expect(limiterSamples.filter(during).some((s) => s.what === 'failOpen')).toBe(true)
+  expect(last(limiterSamples)).toEqual(Array(10).fill('redis'))
+
+  expect(mutexSamples.filter(during).some((s) => s.what === 'StoreUnavailableError')).toBe(true)
+  expect(last(mutexSamples)).toEqual(Array(10).fill('acquired'))
+
+  // nothing hung: every call returned within a few command timeouts
+  const slowest = Math.max(...[...cacheSamples, ...limiterSamples, ...mutexSamples].map((s) => s.ms))
+  expect(slowest).toBeLessThan(3000)
+  console.info(
+    `failover: cluster ok ${okAt - killedAt} ms after the kill; ${cacheSamples.filter(during).length} cache reads in the gap, ` +
+      `${cacheSamples.filter((s) => s.what === 'load').length} loads; slowest call ${slowest} ms`,
+  )
+}, 60_000)
