@@ -1,0 +1,21 @@
+import type { Config } from '../config/load.js'
+import type { VideoCacheSettings } from './settings.js'
+
+/** The cache settings from the validated config (`CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`), or `false` when disabled. */
+export function cacheFromConfig(config: Config): VideoCacheSettings | false {
+  if (!config.cacheEnabled) return false
+  return {
+    ttlMs: { minMs: config.cacheTtlMinMs, maxMs: config.cacheTtlMaxMs },
+    negativeTtlMs: config.cacheNegativeTtlMs,
+    staleWhileRevalidateMs: config.cacheStaleWhileRevalidateMs,
+    lockTtlMs: config.cacheLockTtlMs,
+    lockWaitMs: config.cacheLockWaitMs,
+    redisTimeoutMs: config.redisCommandTimeoutMs,
+    l1TtlMs: config.cacheL1TtlMs,
+    l1MaxEntries: config.cacheL1MaxEntries,
+    feedTtlMs: config.feedCacheTtlMs,
+    bloomBits: config.bloomBits,
+    bloomHashes: config.bloomHashes,
+    rebuildBloomAtStart: true,
+  }
+}

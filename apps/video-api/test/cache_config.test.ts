@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+import { cacheFromConfig } from '../src/cache/from_config.js'
+import { ConfigError, loadConfig } from '../src/config/index.js'
+
+describe('cache configuration', () => {
+  it('defaults follow the spec: TTL 300–600 s, negative 60 s, lock 5 s, wait 2 s, feed 300 s, Bloom 10M bits × 7', () => {
+    const settings = cacheFromConfig(loadConfig({ env: {} }))
+    expect(settings).toMatchObject({
+      ttlMs: { minMs: 300_000, maxMs: 600_000 },
+      negativeTtlMs: 60_000,
+      lockTtlMs: 5_000,
+      lockWaitMs: 2_000,
+      feedTtlMs: 300_000,
+      bloomBits: 10_000_000,
+      bloomHashes: 7,
+    })
+  })
+
+  it('is overridable and can be turned off', () => {
+    const config = loadConfig({
+      env: { CACHE_TTL_MIN_MS: '1000', CACHE_TTL_MAX_MS: '1000', FEED_CACHE_TTL_MS: '5000' },
+    })
+    expect(cacheFromConfig(config)).toMatchObject({ ttlMs: { minMs: 1000, maxMs: 1000 }, feedTtlMs: 5000 })
+    expect(cacheFromConfig(loadConfig({ env: { CACHE_ENABLED: 'false' } }))).toBe(false)
+  })
+
+  it('rejects bad values naming the field', () => {
+    expect(() => loadConfig({ env: { CACHE_TTL_MIN_MS: '9000', CACHE_TTL_MAX_MS: '5000' } })).toThrow(
+      /CACHE_TTL_MAX_MS/,
+    )
+    expect(() => loadConfig({ env: { BLOOM_HASHES: '0' } })).toThrow(ConfigError)
+    expect(() => loadConfig({ env: { CACHE_NEGATIVE_TTL_MS: 'soon' } })).toThrow(/CACHE_NEGATIVE_TTL_MS/)
+  })
+})
