@@ -2,6 +2,7 @@ import { checkEvictionPolicy } from 'floodgate'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { resolveJwtSecret } from './auth/secret.js'
+import { cacheFromConfig } from './cache/from_config.js'
 import { adminIds, type Config, ConfigError, loadConfig } from './config/index.js'
 import { openDatabase } from './db/connect.js'
 import { prepareDatabase } from './db/prepare.js'
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
     interactionFlush: true,
     trustProxy: parseTrustProxy(config.trustProxy),
     rateLimit: rateLimitFromConfig(config),
+    cache: cacheFromConfig(config),
   })
   let stopping = false
   const stop = async (signal: string) => {

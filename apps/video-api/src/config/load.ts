@@ -18,6 +18,18 @@ export interface Config {
   redisUrl: string | undefined
   redisPrefix: string
   redisCommandTimeoutMs: number
+  cacheEnabled: boolean
+  cacheTtlMinMs: number
+  cacheTtlMaxMs: number
+  cacheNegativeTtlMs: number
+  cacheStaleWhileRevalidateMs: number
+  cacheLockTtlMs: number
+  cacheLockWaitMs: number
+  cacheL1TtlMs: number
+  cacheL1MaxEntries: number
+  feedCacheTtlMs: number
+  bloomBits: number
+  bloomHashes: number
   jwtSecret: string | undefined
   jwtTtlS: number
   logLevel: string
@@ -106,6 +118,12 @@ export function loadConfig(options: LoadOptions = {}): Config {
     )
   }
   checkRateLimitConfig(config)
+  if (config.cacheTtlMaxMs < config.cacheTtlMinMs) {
+    throw new ConfigError(
+      'CACHE_TTL_MAX_MS',
+      `must be at least CACHE_TTL_MIN_MS (${config.cacheTtlMinMs}), got ${config.cacheTtlMaxMs}`,
+    )
+  }
   if (!/^([1-9][0-9]{0,18})?(,[1-9][0-9]{0,18})*$/.test(config.adminUserIds.replaceAll(' ', ''))) {
     throw new ConfigError(
       'ADMIN_USER_IDS',
