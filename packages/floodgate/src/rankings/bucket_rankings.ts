@@ -25,11 +25,11 @@ export interface RankingsOptions {
   topK?: number
   /**
    * Trending windows by name (`all` is reserved for all-time).
-   * @default { '1h': { windowMs: 3600000, halfLifeMs: 900000 }, '24h': { windowMs: 86400000, halfLifeMs: 21600000 } }
+   * @default { '1h': { windowMs: 3600000, halfLifeMs: 900000 }, '24h': { windowMs: 86400000, halfLifeMs: 21600000, cacheTtlMs: 60000 } }
    */
   windows?: Record<string, WindowSpec>
   /**
-   * How long a merged window result is fresh (ms); also the recompute lock TTL.
+   * How long a merged window result is fresh (ms), for windows without their own `cacheTtlMs`; also the recompute lock TTL.
    * @default 5000
    */
   cacheTtlMs?: number

@@ -14,6 +14,8 @@ export interface ResolvedWindow {
   windowMs: number
   windowMinutes: number
   halfLifeMs: number
+  /** Fresh period of the merged result (ms); undefined = the rankings' default. */
+  cacheTtlMs: number | undefined
 }
 
 /**
@@ -37,7 +39,14 @@ export function resolveWindows(windows: Readonly<Record<string, WindowSpec>> = D
     const halfLifeMs = spec.halfLifeMs ?? spec.windowMs / 4
     if (!Number.isFinite(halfLifeMs) || halfLifeMs <= 0)
       throw new InvalidArgumentError(`${field}.halfLifeMs`, 'must be a finite number > 0 (ms)')
-    resolved.set(name, { name, windowMs: spec.windowMs, windowMinutes: spec.windowMs / 60_000, halfLifeMs })
+    if (spec.cacheTtlMs !== undefined) assertIntegerIn(`${field}.cacheTtlMs`, spec.cacheTtlMs, 1, 3_600_000)
+    resolved.set(name, {
+      name,
+      windowMs: spec.windowMs,
+      windowMinutes: spec.windowMs / 60_000,
+      halfLifeMs,
+      cacheTtlMs: spec.cacheTtlMs,
+    })
   }
   return resolved
 }

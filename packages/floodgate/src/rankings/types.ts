@@ -27,6 +27,12 @@ export interface WindowSpec {
    * @default windowMs / 4
    */
   halfLifeMs?: number
+  /**
+   * How long this window's merged result stays fresh (ms): one recompute per period, fleet-wide.
+   * A long window can afford a long period (its ranking moves slowly) and its merge costs more.
+   * @default the rankings' `cacheTtlMs`
+   */
+  cacheTtlMs?: number
 }
 
 /** The read side every ranking design offers. */
@@ -40,8 +46,11 @@ export interface Rankings {
   top(query: TopQuery): Promise<RankedVideo[]>
 }
 
-/** Default windows: 1 h with a 15 min half-life, 24 h with a 6 h half-life (half-life = window / 4). */
+/**
+ * Default windows: 1 h with a 15 min half-life, 24 h with a 6 h half-life (half-life = window / 4);
+ * the 24 h merge (1,440 buckets per partition) is recomputed at most once a minute.
+ */
 export const DEFAULT_WINDOWS: Readonly<Record<string, WindowSpec>> = {
   '1h': { windowMs: 3_600_000, halfLifeMs: 900_000 },
-  '24h': { windowMs: 86_400_000, halfLifeMs: 21_600_000 },
+  '24h': { windowMs: 86_400_000, halfLifeMs: 21_600_000, cacheTtlMs: 60_000 },
 }

@@ -113,7 +113,7 @@ export class WindowCache {
       const lock = windowLockKey(this.keys, p, metric, window.name)
       const dest = this.keys.rankWindow(p, metric, window.name)
       batch
-        .add(lock, (pipe) => pipe.set(lock, token, 'PX', this.settings.cacheTtlMs, 'NX'))
+        .add(lock, (pipe) => pipe.set(lock, token, 'PX', window.cacheTtlMs ?? this.settings.cacheTtlMs, 'NX'))
         .add(lock, (pipe) => pipe.get(lock))
         .add(dest, (pipe) => pipe.exists(dest))
         .add(dest, (pipe) => pipe.zrevrange(dest, 0, limit - 1, 'WITHSCORES'))
@@ -159,7 +159,10 @@ export class WindowCache {
         .multi()
         .call('ZUNIONSTORE', dest, ...this.unionArgs(p, metric, window, nowMs))
         .zremrangebyrank(dest, 0, -(this.settings.topK + 1))
-        .pexpire(dest, this.settings.staleTtlMs)
+        .pexpire(
+          dest,
+          Math.max(this.settings.staleTtlMs, 2 * (window.cacheTtlMs ?? this.settings.cacheTtlMs)),
+        )
         .set(lock, READY, 'KEEPTTL', 'XX')
         .zrevrange(dest, 0, limit - 1, 'WITHSCORES'),
       'window ranking recompute',

@@ -124,6 +124,21 @@ describe('trending windows (minute buckets)', () => {
     expect(ttl).toBeGreaterThan(0)
   })
 
+  it('a window may keep its merged result fresh longer than the default (24 h: once a minute)', async () => {
+    await seedBucket('likes', 0, { '1': 1 })
+    const rankings = createRankings({ redis, prefix, partitions: P, cacheTtlMs: 200 })
+    await rankings.top({ metric: 'likes', window: '24h', limit: 5 })
+    const lock = `${keys.rankWindow(keys.partitionOf('1'), 'likes', '24h')}:lock`
+    expect(await redis.pttl(lock)).toBeGreaterThan(50_000)
+    await rankings.top({ metric: 'likes', window: '1h', limit: 5 })
+    expect(
+      await redis.pttl(`${keys.rankWindow(keys.partitionOf('1'), 'likes', '1h')}:lock`),
+    ).toBeLessThanOrEqual(200)
+    expect(() =>
+      createRankings({ redis, prefix, windows: { x: { windowMs: 60_000, cacheTtlMs: 0 } } }),
+    ).toThrow(InvalidArgumentError)
+  })
+
   it('one recompute per partition across several processes querying at once', async () => {
     const ids: Record<string, number> = {}
     for (let i = 1; i <= 40; i++) ids[String(i)] = i
