@@ -6,6 +6,7 @@ import { cacheFromConfig } from './cache/from_config.js'
 import { adminIds, type Config, ConfigError, loadConfig } from './config/index.js'
 import { openDatabase } from './db/connect.js'
 import { prepareDatabase } from './db/prepare.js'
+import { interactionsFromConfig } from './interactions/from_config.js'
 import { parseTrustProxy, rateLimitFromConfig } from './rate_limit/from_config.js'
 import { connectRedis } from './redis/connect.js'
 
@@ -72,7 +73,8 @@ async function main(): Promise<void> {
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     logger: { level: config.logLevel },
     counters: { adminUserIds: adminIds(config) },
-    interactionFlush: true,
+    interactions: interactionsFromConfig(config).interactions,
+    interactionFlush: interactionsFromConfig(config).flush,
     trustProxy: parseTrustProxy(config.trustProxy),
     rateLimit: rateLimitFromConfig(config),
     cache: cacheFromConfig(config),

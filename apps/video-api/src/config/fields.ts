@@ -345,6 +345,48 @@ export const fields = {
     type: { kind: 'string', allowEmpty: true },
     doc: 'Comma-separated user ids allowed on the admin endpoints (counter rebuild, reconcile); empty = nobody.',
   },
+  interactionPartitions: {
+    env: 'INTERACTION_PARTITIONS',
+    toml: 'interaction_partitions',
+    default: '16',
+    type: { kind: 'int', min: 1, max: 16384 },
+    doc: 'Partitions of the interaction keys, streams and ranking shards (video id mod P); change only on drained streams, then rebuild.',
+  },
+  interactionTopK: {
+    env: 'INTERACTION_TOP_K',
+    toml: 'interaction_top_k',
+    default: '1000',
+    type: { kind: 'int', min: 1, max: 100_000 },
+    doc: 'Videos kept per partition in the all-time ranking ZSETs.',
+  },
+  playDedupeWindowMs: {
+    env: 'PLAY_DEDUPE_WINDOW_MS',
+    toml: 'play_dedupe_window_ms',
+    default: '600000',
+    type: { kind: 'int', min: 1000, max: 86_400_000 },
+    doc: 'A viewer\'s plays of one video inside this window count once (ms).',
+  },
+  flushBatchSize: {
+    env: 'FLUSH_BATCH_SIZE',
+    toml: 'flush_batch_size',
+    default: '1000',
+    type: { kind: 'int', min: 1, max: 10_000 },
+    doc: 'Interaction events applied to PostgreSQL per transaction by the flush consumer.',
+  },
+  flushClaimIdleMs: {
+    env: 'FLUSH_CLAIM_IDLE_MS',
+    toml: 'flush_claim_idle_ms',
+    default: '30000',
+    type: { kind: 'int', min: 1000, max: 3_600_000 },
+    doc: 'Idle time after which a dead instance\'s unacknowledged events are claimed (XAUTOCLAIM) (ms).',
+  },
+  flushMaxDeliveries: {
+    env: 'FLUSH_MAX_DELIVERIES',
+    toml: 'flush_max_deliveries',
+    default: '5',
+    type: { kind: 'int', min: 1, max: 1000 },
+    doc: 'Deliveries of an event the database rejects as bad data before it goes to the dead-letter stream.',
+  },
 } as const satisfies Record<string, FieldSpec>
 
 export type FieldName = keyof typeof fields

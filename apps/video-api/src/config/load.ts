@@ -43,6 +43,12 @@ export interface Config {
   seedVideos: number
   /** Comma-separated user ids (validated); see `adminIds()`. */
   adminUserIds: string
+  interactionPartitions: number
+  interactionTopK: number
+  playDedupeWindowMs: number
+  flushBatchSize: number
+  flushClaimIdleMs: number
+  flushMaxDeliveries: number
   /** `false`, `true`, a hop count, or proxy addresses/CIDRs (see src/rate_limit/from_config.ts). */
   trustProxy: string
   rateLimitEnabled: boolean

@@ -1,0 +1,22 @@
+import type { InteractionOptions } from 'floodgate'
+import type { Config } from '../config/load.js'
+import type { FlushSettings } from './flush.js'
+
+/** Write-path and flush settings from the validated config (`INTERACTION_*`, `PLAY_DEDUPE_WINDOW_MS`, `FLUSH_*`). */
+export function interactionsFromConfig(config: Config): {
+  interactions: Omit<InteractionOptions, 'prefix'>
+  flush: FlushSettings
+} {
+  return {
+    interactions: {
+      partitions: config.interactionPartitions,
+      topK: config.interactionTopK,
+      playDedupeWindowMs: config.playDedupeWindowMs,
+    },
+    flush: {
+      batchSize: config.flushBatchSize,
+      claimIdleMs: config.flushClaimIdleMs,
+      maxDeliveries: config.flushMaxDeliveries,
+    },
+  }
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../src/config/index.js'
+import { interactionsFromConfig } from '../src/interactions/from_config.js'
+
+describe('interaction config', () => {
+  it('defaults to the SPEC values', () => {
+    expect(interactionsFromConfig(loadConfig({ env: {} }))).toEqual({
+      interactions: { partitions: 16, topK: 1000, playDedupeWindowMs: 600_000 },
+      flush: { batchSize: 1000, claimIdleMs: 30_000, maxDeliveries: 5 },
+    })
+  })
+
+  it('takes overrides and refuses bad values naming the field', () => {
+    const config = loadConfig({
+      env: { INTERACTION_PARTITIONS: '4', PLAY_DEDUPE_WINDOW_MS: '60000', FLUSH_BATCH_SIZE: '250' },
+    })
+    expect(interactionsFromConfig(config)).toMatchObject({
+      interactions: { partitions: 4, playDedupeWindowMs: 60_000 },
+      flush: { batchSize: 250 },
+    })
+    for (const [name, value] of [
+      ['INTERACTION_PARTITIONS', '0'],
+      ['FLUSH_CLAIM_IDLE_MS', '10'],
+      ['FLUSH_MAX_DELIVERIES', 'x'],
+    ] as const) {
+      expect(() => loadConfig({ env: { [name]: value } })).toThrow(ConfigError)
+      expect(() => loadConfig({ env: { [name]: value } })).toThrow(name)
+    }
+  })
+})
