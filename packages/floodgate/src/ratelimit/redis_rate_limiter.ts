@@ -2,7 +2,7 @@ import { StoreUnavailableError } from '../errors/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import type { RedisClient } from '../redis/types.js'
 import { BlockedCache } from './blocked_cache.js'
-import { withDeadline } from './deadline.js'
+import { clientTimeoutWithin, withDeadline } from './deadline.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { rateLimitKeys, runRateLimitScript } from './redis_scripts.js'
@@ -21,7 +21,8 @@ export interface RateLimiterOptions extends PolicyOptions {
    */
   fallback?: RateLimitFallback
   /**
-   * Upper bound (ms) on one decision's wait for Redis; past it the fallback answers.
+   * Upper bound (ms) on one decision's wait for Redis; past it the fallback answers. When the
+   * client's own `commandTimeout` is no larger, it does the bounding (no timer per call).
    * @default 50
    */
   timeoutMs?: number
@@ -62,18 +63,29 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         )
   const { redis, onStoreError } = options
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
+  const ownTimer = !clientTimeoutWithin(redis, timeoutMs)
 
   return {
     policy,
-    async limit(key, callOptions = {}): Promise<RateLimitResult> {
+    async limit(key, callOptions): Promise<RateLimitResult> {
       nonEmptyString('key', key)
-      const cost = positiveInteger('cost', callOptions.cost ?? 1)
+      const cost = callOptions?.cost === undefined ? 1 : positiveInteger('cost', callOptions.cost)
       const cached = blocked?.check(key, policy, Date.now())
       if (cached) return cached
       try {
         const keys = rateLimitKeys(keySpace, policy, key)
-        const decision = await withDeadline(runRateLimitScript(redis, keys, policy, cost), timeoutMs, what)
-        const result: RateLimitResult = { ...decision, limit: policy.limit, policy, source: 'redis' }
+        const call = runRateLimitScript(redis, keys, policy, cost)
+        const decision = await (ownTimer ? withDeadline(call, timeoutMs, what) : call)
+        const result: RateLimitResult = {
+          allowed: decision.allowed,
+          limit: policy.limit,
+          remaining: decision.remaining,
+          resetAtMs: decision.resetAtMs,
+          retryAfterMs: decision.retryAfterMs,
+          nowMs: decision.nowMs,
+          policy,
+          source: 'redis',
+        }
         blocked?.remember(key, cost, result, Date.now())
         return result
       } catch (error) {
