@@ -21,6 +21,9 @@ export interface PgPoolLike {
   connect(): Promise<{
     query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>
     release(error?: Error | boolean): void
+    /** EventEmitter (pg's PoolClient): a checked-out client that loses its server emits `error`. */
+    on?(event: 'error', listener: (error: Error) => void): unknown
+    off?(event: 'error', listener: (error: Error) => void): unknown
   }>
 }
 
@@ -40,6 +43,13 @@ export function pgPoolDatabase(pool: PgPoolLike): SqlDatabase {
         },
       }
       let failed: Error | undefined
+      // Between two statements of the transaction the client is checked out but idle; if the server
+      // goes away then (restart, pg_terminate_backend) pg emits `error` on the client, which would
+      // crash the process without a listener. Record it: the next statement fails with it anyway.
+      const onError = (error: Error) => {
+        failed ??= error
+      }
+      client.on?.('error', onError)
       try {
         await client.query('BEGIN')
         const value = await fn(tx)
@@ -50,6 +60,7 @@ export function pgPoolDatabase(pool: PgPoolLike): SqlDatabase {
         await client.query('ROLLBACK').catch(() => undefined)
         throw error
       } finally {
+        client.off?.('error', onError)
         client.release(failed)
       }
     },

@@ -63,6 +63,7 @@ export class StreamGroupConsumer {
   private readonly claimCursors = new Map<string, string>()
   private readonly abort = new AbortController()
   private running = false
+  private nextMaintenance = 0
   private loop: Promise<void> | undefined
 
   /** @throws {InvalidArgumentError} on invalid options. */
@@ -142,10 +143,16 @@ export class StreamGroupConsumer {
     return lag
   }
 
+  private async maintainWhenDue(): Promise<void> {
+    const now = Date.now()
+    if (now < this.nextMaintenance) return
+    this.nextMaintenance = now + this.options.maintenanceIntervalMs
+    await this.maintain()
+  }
+
   private async run(): Promise<void> {
     let failures = 0
     let nextClaim = 0
-    let nextMaintenance = 0
     let groupsReady = false
     while (this.running) {
       let phase: 'read' | 'claim' | 'maintain' = 'read'
@@ -163,11 +170,8 @@ export class StreamGroupConsumer {
             await this.process(claimed.slice(i, i + this.options.batchSize))
           }
         }
-        if (now >= nextMaintenance) {
-          phase = 'maintain'
-          nextMaintenance = now + this.options.maintenanceIntervalMs
-          await this.maintain()
-        }
+        phase = 'maintain'
+        await this.maintainWhenDue()
         phase = 'read'
         const batch = await this.readNew()
         if (batch.length > 0) await this.process(batch)
@@ -266,6 +270,10 @@ export class StreamGroupConsumer {
         this.stats.transientFailures++
         this.emit({ type: 'error', phase: 'apply', error })
         if (!this.running) return
+        // keep trimming and the lag gauges current while the database is away
+        await this.maintainWhenDue().catch((e: unknown) =>
+          this.emit({ type: 'error', phase: 'maintain', error: e }),
+        )
         await this.pause(fullJitterDelayMs(attempt, this.options.backoffBaseMs, this.options.backoffMaxMs))
         continue
       }

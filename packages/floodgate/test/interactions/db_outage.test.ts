@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
+import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createInteractionFlush, Interactions, playViewer } from '../../src/interactions/index.js'
 import { pgPoolDatabase } from '../../src/sql/executor.js'
@@ -59,6 +60,7 @@ async function outage(down: boolean): Promise<void> {
 describe('PostgreSQL outage and poison events (test 4)', () => {
   it('loses and duplicates nothing across an outage, and dead-letters poison events', async () => {
     const errors: string[] = []
+    const registry = new Registry()
     flush = createInteractionFlush(redis, pgPoolDatabase(rolePool), {
       prefix,
       partitions: PARTITIONS,
@@ -67,6 +69,8 @@ describe('PostgreSQL outage and poison events (test 4)', () => {
       claimIdleMs: 300,
       claimIntervalMs: 100,
       maxDeliveries: 3,
+      maintenanceIntervalMs: 100,
+      registry,
       backoffBaseMs: 20,
       backoffMaxMs: 200,
       onEvent: (e) => {
@@ -122,6 +126,14 @@ describe('PostgreSQL outage and poison events (test 4)', () => {
     expect(during.pending + during.undelivered).toBeGreaterThan(0)
     expect(flush.stats.transientFailures).toBeGreaterThan(0)
     expect(flush.stats.deadLettered).toBe(0) // an outage never dead-letters
+    // the lag gauges keep moving while the consumer is stuck retrying
+    const gauge = async (name: string) =>
+      Number(/ (\S+)$/.exec((await registry.getSingleMetricAsString(name)).trim())?.[1])
+    expect(
+      (await gauge('floodgate_interactions_flush_pending')) +
+        (await gauge('floodgate_interactions_flush_undelivered')),
+    ).toBeGreaterThan(0)
+    expect(await gauge('floodgate_interactions_flush_oldest_pending_age_seconds')).toBeGreaterThan(0.5)
     await outage(false)
 
     await sleep(1000)

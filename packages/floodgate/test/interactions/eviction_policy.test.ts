@@ -27,7 +27,11 @@ describe('checkEvictionPolicy', () => {
   })
 
   it('answers unknown, without throwing, when Redis cannot be asked', async () => {
-    const dead = new Redis(server.url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 })
+    const dead = new Redis(server.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    })
     expect(await checkEvictionPolicy(dead)).toEqual({ policies: [], safe: undefined })
     dead.disconnect()
   })
