@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
+import { lockDataDir } from './pglite_lock.js'
 import type { Database } from './types.js'
 
 export interface DatabaseHandle {
@@ -33,6 +34,9 @@ export async function openPostgres(options: PgOptions): Promise<DatabaseHandle> 
   })
   // An idle client losing its server must not crash the process; the next query reports the error.
   pool.on('error', () => {})
+  // Same for a client checked out between two statements (a transaction of the interaction flush
+  // while the server restarts): pg emits `error` on it, fatal without a listener.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return { db, kind: 'pg', close: () => db.destroy() }
 }
@@ -53,15 +57,27 @@ async function ensureSchema(url: string, schema: string): Promise<void> {
 /**
  * The embedded PostgreSQL (PGlite). `dir` undefined = in memory. A PGlite data
  * folder belongs to one process: start several instances only with a server.
+ * The folder is locked with the file `<dir>.lock` (the process id) until `close()`.
+ * @throws {DataDirLockedError} when another live process has the folder open.
  */
 export async function openPglite(dir?: string): Promise<DatabaseHandle> {
   let client: PGlite
+  let unlock = () => {}
   if (dir === undefined) client = new PGlite()
   else {
     mkdirSync(dir, { recursive: true })
-    client = new PGlite(dir)
+    unlock = lockDataDir(`${dir}.lock`)
+    try {
+      client = new PGlite(dir)
+    } catch (error) {
+      unlock()
+      throw error
+    }
   }
-  await client.waitReady
+  await client.waitReady.catch((error: unknown) => {
+    unlock()
+    throw error
+  })
   const db = new Kysely<Database>({ dialect: new PGliteDialect(client) })
   return {
     db,
@@ -69,6 +85,7 @@ export async function openPglite(dir?: string): Promise<DatabaseHandle> {
     async close() {
       await db.destroy()
       if (!client.closed) await client.close()
+      unlock()
     },
   }
 }

@@ -1,0 +1,62 @@
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { FloodgateError } from 'floodgate'
+
+/**
+ * Another live process holds the PGlite data folder. `code`: `DATA_DIR_LOCKED`.
+ * PGlite has no cross-process locking: two processes on one folder both start,
+ * both answer 201, and the folder keeps only one process's writes (seen: 15 of
+ * 100 acknowledged creates lost).
+ */
+export class DataDirLockedError extends FloodgateError {
+  constructor(lockPath: string, pid: number) {
+    super(
+      'DATA_DIR_LOCKED',
+      `the embedded database is in use by process ${pid} (lock ${lockPath}; delete it if that process is not video-api); run one instance per DATA_DIR, or point several instances at a PostgreSQL server with DATABASE_URL`,
+    )
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function readPid(lockPath: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(lockPath, 'utf8'), 10)
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Takes the exclusive lock file `lockPath` (created with O_EXCL, holding this
+ * process id) and returns its release. A lock left by a dead process (SIGKILL,
+ * crash) is taken over; a live holder makes it throw.
+ * @throws {DataDirLockedError} when a live process (other than this one) holds the lock.
+ */
+export function lockDataDir(lockPath: string): () => void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(lockPath, 'wx', 0o600)
+      writeSync(fd, String(process.pid))
+      closeSync(fd)
+      return () => {
+        if (readPid(lockPath) === process.pid) unlinkSync(lockPath)
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const holder = readPid(lockPath)
+      const live = holder !== undefined && holder !== process.pid && isAlive(holder)
+      // A second EEXIST: another process took the stale lock between our unlink and open.
+      if (live || attempt > 0) throw new DataDirLockedError(lockPath, holder ?? 0)
+      unlinkSync(lockPath) // stale: its process is gone (SIGKILL, crash)
+    }
+  }
+}
