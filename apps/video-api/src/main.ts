@@ -43,7 +43,15 @@ async function main(): Promise<void> {
       { maxmemoryPolicy: eviction.policies },
       'REDIS MAY EVICT KEYS: maxmemory-policy is not noeviction (or unreadable); likes, play counters and unflushed interaction events could be lost. Set maxmemory-policy noeviction.',
     )
-  const database = await openDatabase(config)
+  let database: Awaited<ReturnType<typeof openDatabase>>
+  try {
+    database = await openDatabase(config)
+  } catch (error) {
+    // e.g. DATA_DIR_LOCKED: another instance has the PGlite folder open.
+    log.fatal({ code: (error as { code?: unknown }).code }, (error as Error).message)
+    await redis.close().catch(() => {})
+    process.exit(1)
+  }
   log.info(
     { kind: database.kind, dataDir: database.kind === 'pglite' ? config.dataDir : undefined },
     'database open',
