@@ -70,6 +70,8 @@ export class StreamGroupConsumer {
   constructor(redis: RedisClient, options: StreamConsumerOptions) {
     this.options = resolveConsumerOptions(options)
     this.redis = duplicate(redis, this.options.blockMs)
+    // connection errors surface as failed commands (logged through onEvent); no unhandled 'error' events
+    this.redis.on('error', () => undefined)
     this.metrics = this.options.registry
       ? new ConsumerMetrics(this.options.registry, this.options.metricPrefix, this.options.group)
       : undefined
