@@ -70,7 +70,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     connectionTimeout: options.connectionTimeoutMs ?? 10_000,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
     trustProxy: options.trustProxy ?? false,
-    return503OnClosing: true,
+    // false: src/http/draining.ts answers 503 as problem+json while closing.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
     // (a number is not a title). Query strings are declared as strings and parsed in the route.

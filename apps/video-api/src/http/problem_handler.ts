@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, type ProblemCode, problemStatus } from './api_error.js'
+import { refuseWhileClosing } from './draining.js'
 
 const statusCodes: Record<number, ProblemCode> = {
   400: 'VALIDATION_FAILED',
@@ -60,8 +61,9 @@ export function sendProblem(
     })
 }
 
-/** Every 4xx/5xx leaves as `application/problem+json` with a stable `code`. 5xx are logged with the error. */
+/** Every 4xx/5xx leaves as `application/problem+json` with a stable `code`. 5xx are logged with the error. Also answers 503 while closing. */
 export function registerProblemHandler(app: FastifyInstance): void {
+  refuseWhileClosing(app)
   app.setErrorHandler((error, request, reply) => {
     const problem = classify(error)
     if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
