@@ -4,9 +4,10 @@ import { toMember } from '../rankings/member.js'
 import { LuaScript, type RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import { guardSql, RebuildAbortedError } from './errors.js'
+import { MARKER_TTL_MS, restoredKey } from './restore_markers.js'
 import type { QuotedTables } from './tables.js'
 
-const restoreMembers = new LuaScript(new URL('./lua/restore-members-2.lua', import.meta.url))
+const restoreMembers = new LuaScript(new URL('./lua/restore-members-3.lua', import.meta.url))
 const restorePlays = new LuaScript(new URL('./lua/restore-plays-2.lua', import.meta.url))
 
 /**
@@ -68,6 +69,37 @@ function checkSignal(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new RebuildAbortedError('rebuild lock lost', { cause: signal.reason })
 }
 
+/**
+ * Restores one video's members of one kind: one Lua step (see restore-members-3.lua).
+ * @returns whether it restored (false: already restored since the loss) and the SCARD after.
+ */
+export async function restoreMembersOf(
+  input: Pick<RebuildInput, 'redis' | 'keys' | 'topK'>,
+  kind: 'likes' | 'favorites',
+  videoId: string,
+  users: readonly string[],
+  mode: RebuildMode,
+): Promise<{ restored: boolean; count: number }> {
+  const p = input.keys.partitionOf(videoId)
+  const setKey = kind === 'likes' ? input.keys.likes(videoId) : input.keys.favorites(videoId)
+  const reply = await restoreMembers.run(
+    input.redis,
+    [setKey, input.keys.rankAll(p, 'likes'), restoredKey(input.keys, p)],
+    [
+      toMember(videoId),
+      input.topK,
+      kind === 'likes' ? '1' : '0',
+      mode,
+      `${kind}:${videoId}`,
+      MARKER_TTL_MS,
+      ...users,
+    ],
+  )
+  if (!Array.isArray(reply) || typeof reply[0] !== 'number' || typeof reply[1] !== 'number')
+    throw new ScriptContractError(restoreMembers.name, reply)
+  return { restored: reply[0] === 1, count: reply[1] }
+}
+
 async function restoreMemberTable(input: RebuildInput, kind: 'likes' | 'favorites'): Promise<number> {
   const table = kind === 'likes' ? input.tables.likes : input.tables.favorites
   // ORDER BY the qualified bigint columns: a bare name would bind to the text alias and sort "100" before "37".
@@ -75,36 +107,27 @@ async function restoreMemberTable(input: RebuildInput, kind: 'likes' | 'favorite
     WHERE (t.video_id, t.user_id) > ($1::bigint, $2::bigint) ORDER BY t.video_id, t.user_id LIMIT $3`
   let after: [string, string] = ['0', '0']
   let total = 0
+  // Each video is restored in ONE Lua step with all its members: the rows of the last video of a
+  // page may continue on the next page, so they are carried over until the video is complete.
+  let carried: { videoId: string; users: string[] } | undefined
   for (;;) {
     checkSignal(input.signal)
     const { rows } = await guardSql(`read ${kind}`, () =>
       input.sql.query<MemberRow>(text, [after[0], after[1], input.chunkSize]),
     )
-    if (rows.length === 0) return total
-    const groups = new Map<string, string[]>()
+    const complete = rows.length < input.chunkSize
+    const groups: { videoId: string; users: string[] }[] = carried ? [carried] : []
     for (const row of rows) {
-      const users = groups.get(row.video_id)
-      if (users) users.push(row.user_id)
-      else groups.set(row.video_id, [row.user_id])
+      const last = groups[groups.length - 1]
+      if (last && last.videoId === row.video_id) last.users.push(row.user_id)
+      else groups.push({ videoId: row.video_id, users: [row.user_id] })
     }
-    const continued = after[0]
-    await Promise.all(
-      [...groups].map(async ([videoId, users]) => {
-        const mode = input.mode === 'replace' && videoId !== continued ? 'replace' : 'merge'
-        const p = input.keys.partitionOf(videoId)
-        const setKey = kind === 'likes' ? input.keys.likes(videoId) : input.keys.favorites(videoId)
-        const reply = await restoreMembers.run(
-          input.redis,
-          [setKey, input.keys.rankAll(p, 'likes')],
-          [toMember(videoId), input.topK, kind === 'likes' ? '1' : '0', mode, ...users],
-        )
-        if (typeof reply !== 'number') throw new ScriptContractError(restoreMembers.name, reply)
-      }),
-    )
+    carried = complete ? undefined : groups.pop()
+    await Promise.all(groups.map((g) => restoreMembersOf(input, kind, g.videoId, g.users, input.mode)))
     total += rows.length
+    if (complete) return total
     const last = rows[rows.length - 1]!
     after = [last.video_id, last.user_id]
-    if (rows.length < input.chunkSize) return total
   }
 }
 
@@ -141,16 +164,31 @@ async function restorePlayCounters(input: RebuildInput): Promise<number> {
 }
 
 /**
- * Restores one video (both sets, merge; its play counter, max) from the DB: what a
- * toggle should run first while a rebuild is in progress, so that an unlike of a
- * like the rebuild has not reached yet finds the member and produces its event.
- * @returns the restored counts.
+ * Restores one video (both sets, merge; its play counter, max) from the DB, at most once
+ * per recovery (restore markers): what a toggle runs first while a rebuild is in progress,
+ * so an unlike of a like the rebuild has not reached yet finds the member and produces
+ * its event, and a later toggle is never undone by a second restore from a lagging DB.
+ * @returns the counts after the restore (or as they are, if already restored).
  * @throws {CountersDatabaseError} when a query fails. @throws {StoreUnavailableError} when Redis fails.
  */
 export async function restoreOneVideo(
   input: Omit<RebuildInput, 'chunkSize' | 'mode' | 'signal'>,
   videoId: string,
 ): Promise<{ likes: number; favorites: number; plays: number }> {
+  const p = input.keys.partitionOf(videoId)
+  const marks = await input.redis.hmget(
+    restoredKey(input.keys, p),
+    `likes:${videoId}`,
+    `favorites:${videoId}`,
+  )
+  if (marks[0] !== null && marks[1] !== null) {
+    const [likes, favorites, plays] = await Promise.all([
+      input.redis.scard(input.keys.likes(videoId)),
+      input.redis.scard(input.keys.favorites(videoId)),
+      input.redis.get(input.keys.plays(videoId)),
+    ])
+    return { likes, favorites, plays: Number(plays ?? 0) }
+  }
   const { rows } = await guardSql('read one video', () =>
     input.sql.query<{ kind: string; users: string[] | null; plays: string | null }>(
       `SELECT 'likes' AS kind, array_agg(l.user_id::text) AS users, NULL AS plays FROM ${input.tables.likes} l WHERE l.video_id = $1::bigint
@@ -159,28 +197,18 @@ export async function restoreOneVideo(
       [videoId],
     ),
   )
-  const p = input.keys.partitionOf(videoId)
-  const member = toMember(videoId)
   const out = { likes: 0, favorites: 0, plays: 0 }
   for (const row of rows) {
     if (row.kind === 'plays') {
       const reply = await restorePlays.run(
         input.redis,
         [input.keys.plays(videoId), input.keys.rankAll(p, 'plays')],
-        [member, row.plays ?? '0', input.topK, 'merge'],
+        [toMember(videoId), row.plays ?? '0', input.topK, 'merge'],
       )
       out.plays = Number(reply)
-    } else if (row.users && row.users.length > 0) {
+    } else {
       const kind = row.kind === 'likes' ? 'likes' : 'favorites'
-      const reply = await restoreMembers.run(
-        input.redis,
-        [
-          kind === 'likes' ? input.keys.likes(videoId) : input.keys.favorites(videoId),
-          input.keys.rankAll(p, 'likes'),
-        ],
-        [member, input.topK, kind === 'likes' ? '1' : '0', 'merge', ...row.users],
-      )
-      out[kind] = Number(reply)
+      out[kind] = (await restoreMembersOf(input, kind, videoId, row.users ?? [], 'merge')).count
     }
   }
   return out

@@ -7,7 +7,7 @@ const redis = testRedis()
 const prefix = uniquePrefix('ctrlua')
 const keys = new InteractionKeys(prefix, 4)
 const lua = (name: string) => new LuaScript(new URL(`../../src/counters/lua/${name}`, import.meta.url))
-const restoreMembers = lua('restore-members-2.lua')
+const restoreMembers = lua('restore-members-3.lua')
 const restorePlays = lua('restore-plays-2.lua')
 const commitEpoch = lua('commit-epoch-2.lua')
 
@@ -17,27 +17,43 @@ afterAll(async () => {
   redis.disconnect()
 })
 
-describe('restore-members-2.lua', () => {
-  it('merge adds DB members to what is there and sets the ranking to the SCARD', async () => {
+describe('restore-members-3.lua', () => {
+  const markers = (p: number) => keys.space.tagged('ix', `ix:${p}`, 'restored')
+  const run = (
+    set: string,
+    rank: string,
+    id: string,
+    flags: [string, string],
+    users: string[],
+    kind = 'likes',
+  ) =>
+    restoreMembers.run(
+      redis,
+      [set, rank, markers(keys.partitionOf(id))],
+      [toMember(id), 10, flags[0], flags[1], `${kind}:${id}`, 60_000, ...users],
+    )
+
+  it('merge adds DB members to what is there, sets the ranking to the SCARD, once per recovery', async () => {
     const set = keys.likes('5')
     const rank = keys.rankAll(keys.partitionOf('5'), 'likes')
     await redis.sadd(set, '99') // a like written after the loss
-    expect(
-      await restoreMembers.run(redis, [set, rank], [toMember('5'), 10, '1', 'merge', '1', '2', '3']),
-    ).toBe(4)
+    expect(await run(set, rank, '5', ['1', 'merge'], ['1', '2', '3'])).toEqual([1, 4])
     expect((await redis.smembers(set)).sort()).toEqual(['1', '2', '3', '99'])
     expect(await redis.zscore(rank, toMember('5'))).toBe('4')
-    // Idempotent.
-    expect(
-      await restoreMembers.run(redis, [set, rank], [toMember('5'), 10, '1', 'merge', '1', '2', '3']),
-    ).toBe(4)
+    expect(await redis.pttl(markers(keys.partitionOf('5')))).toBeGreaterThan(50_000)
+    // User 2 unlikes; a second restore from a DB that still has the row must not undo that.
+    await redis.srem(set, '2')
+    expect(await run(set, rank, '5', ['1', 'merge'], ['1', '2', '3'])).toEqual([0, 3])
+    expect(await redis.sismember(set, '2')).toBe(0)
   })
 
-  it('replace drops members the DB does not have; favourites leave the ranking alone', async () => {
+  it('records the marker even with no members; replace ignores markers and drops extras', async () => {
     const set = keys.favorites('9')
     const rank = keys.rankAll(keys.partitionOf('9'), 'likes')
+    expect(await run(set, rank, '9', ['0', 'merge'], [], 'favorites')).toEqual([1, 0])
+    expect(await run(set, rank, '9', ['0', 'merge'], ['4'], 'favorites')).toEqual([0, 0])
     await redis.sadd(set, '7', '8')
-    expect(await restoreMembers.run(redis, [set, rank], [toMember('9'), 10, '0', 'replace', '1'])).toBe(1)
+    expect(await run(set, rank, '9', ['0', 'replace'], ['1'], 'favorites')).toEqual([1, 1])
     expect(await redis.smembers(set)).toEqual(['1'])
     expect(await redis.zscore(rank, toMember('9'))).toBeNull()
   })
@@ -46,9 +62,12 @@ describe('restore-members-2.lua', () => {
     const users = Array.from({ length: 2500 }, (_, i) => String(i + 1))
     const rank = keys.rankAll(1, 'likes')
     for (const id of ['1', '5', '9']) await redis.zadd(rank, 1, toMember(id))
-    expect(
-      await restoreMembers.run(redis, [keys.likes('13'), rank], [toMember('13'), 2, '1', 'merge', ...users]),
-    ).toBe(2500)
+    const reply = await restoreMembers.run(
+      redis,
+      [keys.likes('13'), rank, markers(1)],
+      [toMember('13'), 2, '1', 'merge', 'likes:13', 60_000, ...users],
+    )
+    expect(reply).toEqual([1, 2500])
     expect(await redis.zrevrange(rank, 0, -1)).toEqual([toMember('13'), toMember('9')])
   })
 })

@@ -119,6 +119,14 @@ describe('CountsRecovery', () => {
     expect(await r.restoreVideo('1')).toEqual({ likes: 3, favorites: 1, plays: 7 })
     const unlike = await interactions.setLiked('1', '2', false)
     expect(unlike).toMatchObject({ changed: true, count: 2 })
+    // The DB still has user 2's like (the unlike is not flushed): restoring again before the next
+    // toggle must not put it back, or the re-like would change nothing and emit no event.
+    expect(await r.restoreVideo('1')).toEqual({ likes: 2, favorites: 1, plays: 7 })
+    expect(await interactions.setLiked('1', '2', true)).toMatchObject({ changed: true, count: 3 })
+    // The bulk rebuild skips videos already restored.
+    await interactions.setLiked('1', '3', false)
+    expect((await r.rebuild()).rebuilt).toBe(true)
+    expect((await redis.smembers(keys.likes('1'))).sort()).toEqual(['1', '2'])
     expect(await r.restoreVideo('29')).toEqual({ likes: 0, favorites: 0, plays: 0 })
   })
 

@@ -1,0 +1,16 @@
+import type { InteractionKeys } from '../interactions/keys.js'
+
+/**
+ * Restore markers of a partition: `<prefix>:ix:{ix:<p>}:restored`, a HASH with a
+ * field `<kind>:<videoId>` per video restored since the loss (see restore-members-3.lua).
+ */
+export function restoredKey(keys: InteractionKeys, partition: number): string {
+  return keys.space.tagged('ix', `ix:${partition}`, 'restored')
+}
+
+/**
+ * Markers live this long (ms) after the last one was set. They are not deleted when the
+ * rebuild commits: an instance that has not yet seen the new epoch still restores before
+ * its toggles, and must still find them. A new loss takes them with it.
+ */
+export const MARKER_TTL_MS = 3_600_000
