@@ -39,6 +39,15 @@ export function interactionRoutes(app: FastifyInstance, deps: RouteDeps): void {
     const id = checkIdRange(request.params.id, 'params/id')
     const video = await deps.videos.getById(id)
     if (!video || !visibleTo(video, request.userId)) throw notFound()
+    // Redis is being rebuilt after a data loss: put this video's state back first, so an unlike
+    // finds the member the rebuild has not restored yet instead of being silently dropped.
+    if (!app.counters.recovery.serving()) {
+      await app.counters.recovery
+        .restoreVideo(id)
+        .catch((error: unknown) =>
+          request.log.warn({ err: error, videoId: id }, 'restoring a video before a toggle failed'),
+        )
+    }
     return id
   }
 
