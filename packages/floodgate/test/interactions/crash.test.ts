@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { createInteractionFlush, InteractionKeys } from '../../src/interactions/index.js'
 import { spawnWorker, type Worker } from '../support/processes.js'
 import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
 import { waitDrained } from './drain.js'
-import { createTestSchema, type TestSchema } from './pg_schema.js'
+import { createTestSchema } from './pg_schema.js'
 import { compareRedisWithDatabase } from './verify.js'
 
 const OPS = Number(process.env.FG_CRASH_OPS ?? 50_000)
@@ -14,38 +14,42 @@ const USERS = 300
 const PARTITIONS = 4
 const KILLS = 10
 
+const OPS_OVERLAP = Number(process.env.FG_CRASH_OPS_OVERLAP ?? 20_000)
+/** Producers are paced to last about this long (s), so the kills fall while events are being produced. */
+const PRODUCTION_S = 18
+
 const redis = testRedis(5000)
-const prefix = uniquePrefix('ix-crash')
-const keys = new InteractionKeys(prefix, PARTITIONS)
-let schema: TestSchema
 const producerFile = new URL('./workers/producer.ts', import.meta.url)
 const flusherFile = new URL('./workers/flusher.ts', import.meta.url)
 
-beforeAll(async () => {
-  schema = await createTestSchema('crash', VIDEOS)
-})
-afterAll(async () => {
-  await schema.drop()
-  await deleteByPrefix(redis, prefix)
+afterAll(() => {
   redis.disconnect()
 })
 
-function startFlusher(): Worker {
-  return spawnWorker(flusherFile, [prefix, String(PARTITIONS), schema.name, '500', '400', '5'])
-}
-
-describe('flush under SIGKILL (test 3)', () => {
-  it(`keeps PostgreSQL equal to Redis after ${KILLS} kills of the flushing process during ${OPS} operations`, async () => {
+/**
+ * Producers run `ops` operations while the flushing process is SIGKILLed `KILLS` times at random
+ * moments and restarted (a new consumer name each time, so its predecessor's pending entries are
+ * claimed after the idle time). With `stableConsumer`, a second consumer runs in this process the
+ * whole time: claims then race with a live consumer and batches for the same keys overlap.
+ */
+async function scenario(ops: number, stableConsumer: boolean) {
+  const prefix = uniquePrefix('ix-crash')
+  const schema = await createTestSchema('crash', VIDEOS)
+  const keys = new InteractionKeys(prefix, PARTITIONS)
+  const startFlusher = (): Worker =>
+    spawnWorker(flusherFile, [prefix, String(PARTITIONS), schema.name, '500', '400', '5'])
+  try {
     const producers = Array.from({ length: PRODUCERS }, (_, i) =>
       spawnWorker(producerFile, [
         prefix,
         String(PARTITIONS),
         String(VIDEOS),
         String(USERS),
-        String(Math.ceil(OPS / PRODUCERS)),
+        String(Math.ceil(ops / PRODUCERS)),
         '16',
         String(1234 + i),
         '200',
+        String(Math.ceil(ops / PRODUCERS / PRODUCTION_S)),
       ]),
     )
     let flusher = startFlusher()
@@ -61,10 +65,21 @@ describe('flush under SIGKILL (test 3)', () => {
     void producersDone.then(() => {
       finished = true
     })
+    const watcher = createInteractionFlush(redis, schema.db, {
+      prefix,
+      partitions: PARTITIONS,
+      batchSize: 500,
+      claimIdleMs: 400,
+      claimIntervalMs: 100,
+      blockMs: 200,
+    })
+    if (stableConsumer) watcher.start()
+    let killsDuringProduction = 0
     await flusher.waitFor((m) => (m as { ready?: boolean }).ready === true)
     while (kills < KILLS) {
       // a random moment while it is flushing: 100–700 ms after it became ready
       await sleep(100 + Math.random() * 600)
+      if (!finished) killsDuringProduction++
       flusher.child.kill('SIGKILL')
       await flusher.exited
       collect(flusher)
@@ -73,15 +88,7 @@ describe('flush under SIGKILL (test 3)', () => {
       await flusher.waitFor((m) => (m as { ready?: boolean }).ready === true)
     }
     const results = (await producersDone) as { events: number; playEventIds: string[] }[]
-    expect(finished).toBe(true)
-    // the last flusher (and one in-process consumer, to watch the lag) drain what is left
-    const watcher = createInteractionFlush(redis, schema.db, {
-      prefix,
-      partitions: PARTITIONS,
-      claimIdleMs: 400,
-      claimIntervalMs: 100,
-      blockMs: 200,
-    })
+    // the last flusher and the in-process consumer drain what is left
     watcher.start()
     await waitDrained(watcher, 60_000)
     await watcher.stop()
@@ -91,8 +98,9 @@ describe('flush under SIGKILL (test 3)', () => {
 
     const events = results.reduce((sum, r) => sum + r.events, 0)
     const playIds = results.flatMap((r) => r.playEventIds)
-    expect(events).toBeGreaterThan(OPS / 3)
+    expect(events).toBeGreaterThan(ops / 3)
     expect(kills).toBe(KILLS)
+    expect(killsDuringProduction).toBe(KILLS)
     expect(claimed.reduce((a, b) => a + b, 0) + watcher.stats.claimed).toBeGreaterThan(0)
 
     expect(await compareRedisWithDatabase(redis, schema.pool, keys, VIDEOS)).toEqual([])
@@ -101,5 +109,26 @@ describe('flush under SIGKILL (test 3)', () => {
     expect(logged.length).toBe(playIds.length)
     expect(logged).toEqual([...playIds].sort())
     for (let p = 0; p < PARTITIONS; p++) expect(await redis.xlen(keys.dead(p))).toBe(0)
+    return {
+      events,
+      kills,
+      killsDuringProduction,
+      claimed: claimed.reduce((a, b) => a + b, 0) + watcher.stats.claimed,
+    }
+  } finally {
+    await deleteByPrefix(redis, prefix)
+    await schema.drop()
+  }
+}
+
+describe('flush under SIGKILL (test 3)', () => {
+  it(`keeps PostgreSQL equal to Redis after ${KILLS} kills of the flushing process during ${OPS} operations`, async () => {
+    const outcome = await scenario(OPS, false)
+    console.log('single consumer', outcome)
+  }, 150_000)
+
+  it(`same with a second, live consumer claiming and overlapping (${OPS_OVERLAP} operations)`, async () => {
+    const outcome = await scenario(OPS_OVERLAP, true)
+    console.log('two consumers', outcome)
   }, 150_000)
 })

@@ -1,12 +1,13 @@
 /**
  * Worker: random interactions through the library. Args: prefix partitions videos users ops
- * concurrency seed dedupeWindowMs. Reports { done, events, playEventIds } at the end.
+ * concurrency seed dedupeWindowMs [opsPerSecond, 0 = as fast as possible]. Reports { done, events, playEventIds } at the end.
  */
 import { Interactions, playViewer } from '../../../src/interactions/index.js'
 import { report } from '../../support/processes.js'
 import { testRedis } from '../../support/redis.js'
 
-const [prefix, partitions, videos, users, ops, concurrency, seed, dedupeMs] = process.argv.slice(2)
+const [prefix, partitions, videos, users, ops, concurrency, seed, dedupeMs, rate] = process.argv.slice(2)
+const opsPerSecond = Number(rate ?? 0)
 let state = Number(seed) >>> 0 || 1
 const random = () => {
   // xorshift32: deterministic per worker
@@ -24,12 +25,18 @@ const ix = new Interactions(redis, {
   playDedupeWindowMs: Number(dedupeMs),
 })
 let remaining = Number(ops)
+let issued = 0
+const started = Date.now()
 let events = 0
 const playEventIds: string[] = []
 
 async function lane(): Promise<void> {
   while (remaining > 0) {
     remaining--
+    if (opsPerSecond > 0) {
+      const due = started + (issued++ / opsPerSecond) * 1000
+      if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()))
+    }
     const video = pick(Number(videos))
     const r = random()
     if (r < 0.45) {
