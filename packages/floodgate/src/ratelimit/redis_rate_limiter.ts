@@ -5,7 +5,7 @@ import { BlockedCache } from './blocked_cache.js'
 import { clientTimeoutWithin, withDeadline } from './deadline.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
-import { rateLimitKeys, runRateLimitScript } from './redis_scripts.js'
+import { prepareRateLimitScript } from './redis_scripts.js'
 import type { RateLimiter, RateLimitResult } from './types.js'
 import { nonEmptyString, positiveInteger } from './validate.js'
 
@@ -64,6 +64,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { redis, onStoreError } = options
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const ownTimer = !clientTimeoutWithin(redis, timeoutMs)
+  const decide = prepareRateLimitScript(keySpace, policy)
 
   return {
     policy,
@@ -73,8 +74,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       const cached = blocked?.check(key, policy, Date.now())
       if (cached) return cached
       try {
-        const keys = rateLimitKeys(keySpace, policy, key)
-        const call = runRateLimitScript(redis, keys, policy, cost)
+        const call = decide(redis, key, cost)
         const decision = await (ownTimer ? withDeadline(call, timeoutMs, what) : call)
         const result: RateLimitResult = {
           allowed: decision.allowed,

@@ -28,34 +28,53 @@ const scripts: Record<RateLimitAlgorithm, AlgorithmScript> = {
 
 /** The Redis keys one limiter key uses (exported for tests and for `MEMORY USAGE` measurements). */
 export function rateLimitKeys(keySpace: KeySpace, policy: RateLimitPolicy, key: string): string[] {
-  const tag = `${policy.name}:${key}`
-  return scripts[policy.algorithm].suffixes.map((suffix) => keySpace.tagged(RATE_LIMIT_AREA, tag, suffix))
+  const tagged = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
+  return scripts[policy.algorithm].suffixes.map((suffix) => `${tagged}:${suffix}`)
 }
 
+/** One decision against Redis for a limiter key; see {@link prepareRateLimitScript}. */
+export type RateLimitCall = (client: RedisClient, key: string, cost: number) => Promise<Decision>
+
 /**
- * One decision: one EVALSHA of the algorithm's script (LuaScript reloads once on NOSCRIPT).
- * @throws {StoreUnavailableError} on a Redis or connection error.
- * @throws {ScriptContractError} if the reply is not five integers.
+ * Prepares one limiter's decision call: the policy's arguments are stringified once, each
+ * call builds only its keys and one EVALSHA argument list (LuaScript reloads once on NOSCRIPT).
+ * The returned call rejects with StoreUnavailableError on a Redis or connection error and
+ * with ScriptContractError if the reply is not five integers.
  */
-export async function runRateLimitScript(
-  client: RedisClient,
-  keys: readonly string[],
-  policy: RateLimitPolicy,
-  cost: number,
-): Promise<Decision> {
-  const entry = scripts[policy.algorithm]
-  const args: number[] = [policy.limit, policy.windowMs, cost]
-  if (entry.burst) args.push(policy.burst)
-  const reply = await entry.script.run(client, keys, args)
-  if (!Array.isArray(reply) || reply.length !== 5 || !reply.every((v) => typeof v === 'number')) {
-    throw new ScriptContractError(entry.script.name, reply)
+export function prepareRateLimitScript(keySpace: KeySpace, policy: RateLimitPolicy): RateLimitCall {
+  const { script, suffixes, burst } = scripts[policy.algorithm]
+  const limitArg = String(policy.limit)
+  const windowArg = String(policy.windowMs)
+  const burstArg = String(policy.burst)
+  const suffix0 = `:${suffixes[0]}`
+  const suffix1 = suffixes.length > 1 ? `:${suffixes[1]}` : undefined
+  const toDecision = (reply: unknown): Decision => decisionOf(script.name, reply)
+  return (client, key, cost) => {
+    const tagged = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
+    const argv: (string | number)[] = [script.sha1, script.numberOfKeys, tagged + suffix0]
+    if (suffix1 !== undefined) argv.push(tagged + suffix1)
+    argv.push(limitArg, windowArg, cost === 1 ? '1' : String(cost))
+    if (burst) argv.push(burstArg)
+    return script.send(client, argv).then(toDecision)
   }
-  const [allowed, remaining, resetAtMs, retryAfterMs, nowMs] = reply as [
-    number,
-    number,
-    number,
-    number,
-    number,
-  ]
+}
+
+/** Checks and maps a script reply `[allowed, remaining, resetAtMs, retryAfterMs, nowMs]`. */
+function decisionOf(scriptName: string, reply: unknown): Decision {
+  if (!Array.isArray(reply) || reply.length !== 5) throw new ScriptContractError(scriptName, reply)
+  const allowed: unknown = reply[0]
+  const remaining: unknown = reply[1]
+  const resetAtMs: unknown = reply[2]
+  const retryAfterMs: unknown = reply[3]
+  const nowMs: unknown = reply[4]
+  if (
+    typeof allowed !== 'number' ||
+    typeof remaining !== 'number' ||
+    typeof resetAtMs !== 'number' ||
+    typeof retryAfterMs !== 'number' ||
+    typeof nowMs !== 'number'
+  ) {
+    throw new ScriptContractError(scriptName, reply)
+  }
   return { allowed: allowed === 1, remaining, resetAtMs, retryAfterMs, nowMs }
 }

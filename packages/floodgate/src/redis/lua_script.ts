@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { Command } from 'ioredis'
 import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
 import type { RedisClient } from './types.js'
 
@@ -36,33 +37,54 @@ export class LuaScript {
 
   /**
    * Runs the script: one EVALSHA round trip (two after a script-cache loss).
+   * The command is built directly (no argument spreading through the client's generated
+   * `evalsha` method); the client's `keyPrefix` and `commandTimeout` apply as usual.
    * @throws {StoreUnavailableError} on any Redis or connection error, with the original as `cause`.
+   * @throws {ScriptContractError} when `keys` does not hold `numberOfKeys` keys.
    */
-  async run(
+  run(
     client: RedisClient,
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
     if (keys.length !== this.numberOfKeys) {
-      throw new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`)
+      return Promise.reject(
+        new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`),
+      )
     }
-    try {
-      return await this.evalsha(client, keys, args)
-    } catch (error) {
-      if (isNoScript(error)) {
-        try {
-          return await client.eval(this.source, keys.length, ...keys, ...args)
-        } catch (evalError) {
-          throw toStoreError(this.name, evalError)
-        }
-      }
-      throw toStoreError(this.name, error)
-    }
+    const argv: (string | number | Buffer)[] = [this.sha1, this.numberOfKeys]
+    for (const key of keys) argv.push(key)
+    for (const arg of args) argv.push(arg)
+    return this.send(client, argv)
   }
 
-  private evalsha(client: RedisClient, keys: readonly string[], args: readonly (string | number | Buffer)[]) {
-    return client.evalsha(this.sha1, keys.length, ...keys, ...args)
+  /**
+   * Sends EVALSHA with a prebuilt argument list `[sha1, numberOfKeys, ...keys, ...args]`
+   * (the caller guarantees the shape; rate limiters keep one per call site), falling back to
+   * one EVAL of the source on NOSCRIPT. Resolves like {@link run}.
+   * @throws {StoreUnavailableError} on any Redis or connection error, with the original as `cause`.
+   */
+  send(client: RedisClient, argv: (string | number | Buffer)[]): Promise<unknown> {
+    const sender = client as CommandSender
+    return sender.sendCommand(command('evalsha', argv, client)).then(undefined, (error: unknown) => {
+      if (!isNoScript(error)) throw toStoreError(this.name, error)
+      const evalArgv = argv.slice()
+      evalArgv[0] = this.source
+      return sender.sendCommand(command('eval', evalArgv, client)).then(undefined, (evalError: unknown) => {
+        throw toStoreError(this.name, evalError)
+      })
+    })
   }
+}
+
+/** What `Redis` and `Cluster` have in common for sending a prebuilt command. */
+interface CommandSender {
+  sendCommand(command: Command): Promise<unknown>
+}
+
+/** The Command the client's generated method would build: utf8 replies, the client's key prefix. */
+function command(name: 'evalsha' | 'eval', argv: (string | number | Buffer)[], client: RedisClient): Command {
+  return new Command(name, argv, { replyEncoding: 'utf8', keyPrefix: client.options.keyPrefix })
 }
 
 function isNoScript(error: unknown): boolean {

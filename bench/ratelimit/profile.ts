@@ -1,0 +1,70 @@
+// One scenario in a closed loop, for profiling (`node --cpu-prof`) and quick A/B checks:
+//   node --conditions=floodgate-source --import tsx bench/ratelimit/profile.ts <algorithm|rlf|incr> [ms]
+// Prints decisions/s and client CPU µs/decision. env: REDIS_URL, BENCH_CONCURRENCY (64), BENCH_KEYS (10000),
+// BENCH_BASELINE: path of another floodgate `src/index.ts` (e.g. an older commit's, from `git archive`) to measure instead.
+import { createRequire } from 'node:module'
+import * as current from 'floodgate'
+import { Scenario } from './load.js'
+
+const floodgate = (
+  process.env.BENCH_BASELINE ? await import(process.env.BENCH_BASELINE) : current
+) as typeof current
+const { createRateLimiter, createRedisClient, KeySpace } = floodgate
+const which = process.argv[2] ?? 'fixedWindow'
+const durationMs = Number(process.argv[3] ?? 5000)
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 64)
+const keyCount = Number(process.env.BENCH_KEYS ?? 10_000)
+const prefix = `bench:rlp:${process.pid}`
+const keyOf = (i: number) => `user-${(i * 7919) % keyCount}`
+const redis = createRedisClient(url, { commandTimeoutMs: 5000 })
+await new Promise((resolve) => redis.once('ready', resolve))
+
+let op: (i: number) => Promise<unknown>
+if (which === 'rlf') {
+  const peers = createRequire(new URL('../peers/package.json', import.meta.url))
+  const { RateLimiterRedis } = peers('rate-limiter-flexible') as {
+    RateLimiterRedis: new (o: Record<string, unknown>) => { consume(k: string): Promise<unknown> }
+  }
+  const IORedis5 = peers('ioredis') as new (url: string) => unknown
+  const rlf = new RateLimiterRedis({
+    storeClient: new IORedis5(url),
+    keyPrefix: `${prefix}:rlf`,
+    points: 100,
+    duration: 60,
+  })
+  op = (i) =>
+    rlf.consume(keyOf(i)).catch((e: unknown) => {
+      if (e instanceof Error) throw e
+    })
+} else if (which === 'incr') {
+  op = (i) => redis.incr(`${prefix}:incr:${keyOf(i)}`)
+} else {
+  const limiter = createRateLimiter({
+    redis,
+    prefix: new KeySpace(prefix),
+    algorithm: which as current.RateLimitAlgorithm,
+    limit: 100,
+    windowMs: 60_000,
+    timeoutMs: 5000,
+    fallback: 'failClosed',
+  })
+  op = async (i) => {
+    const result = await limiter.limit(keyOf(i))
+    if (result.source !== 'redis') throw new Error(`decided by ${result.source}`)
+  }
+}
+const scenario = new Scenario(which, op)
+await scenario.slice(concurrency, 500, false)
+await scenario.slice(concurrency, durationMs)
+const r = scenario.result()
+process.stdout.write(
+  `${r.name}: ${r.opsPerSec}/s, ${r.cpuUsPerOp} µs CPU/decision, p50 ${r.p50Ms} ms, errors ${r.errors}\n`,
+)
+let cursor = '0'
+do {
+  const [next, keys] = (await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)) as [string, string[]]
+  cursor = next
+  if (keys.length > 0) await redis.unlink(...keys)
+} while (cursor !== '0')
+process.exit(0)
