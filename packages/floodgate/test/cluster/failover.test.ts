@@ -3,7 +3,9 @@
 // use, the master that serves their keys is SIGKILLed; its replica takes over.
 // During the gap the cache degrades to the loader and the limiter to its
 // fallback; the Mutex fails with StoreUnavailableError; nothing hangs. After
-// the failover all three answer from Redis again.
+// the failover all three answer from Redis again, and the L1 invalidation bus
+// (plain pub/sub, which a cluster broadcasts to every node) still reaches
+// another instance.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Cluster } from 'ioredis'
 import { afterAll, beforeAll, expect, it } from 'vitest'
@@ -132,6 +134,31 @@ it('a master dies: a replica takes over, the cache degrades to the loader and re
   running = false
   await loops
   cache.close()
+
+  // pub/sub after the failover: a write-through on one instance clears the other's L1
+  const writer = createCache<string>({
+    redis: client,
+    name: 'feed',
+    prefix,
+    redisTimeoutMs: COMMAND_TIMEOUT_MS,
+  })
+  const reader = createCache<string>({
+    redis: client,
+    name: 'feed',
+    prefix,
+    redisTimeoutMs: COMMAND_TIMEOUT_MS,
+  })
+  await Promise.all([writer.ready, reader.ready])
+  expect(await reader.getOrLoad('k', async () => 'old')).toBe('old') // now in reader's L1
+  await writer.set('k', 'new')
+  let seen: string | undefined
+  for (let i = 0; i < 60 && seen !== 'new'; i++) {
+    seen = await reader.getOrLoad('k', async () => 'loader')
+    if (seen !== 'new') await sleep(50)
+  }
+  writer.close()
+  reader.close()
+  expect(seen).toBe('new')
 
   expect(promoted).not.toBe(victim)
   expect(await pc.role(promoted)).toBe('master')
