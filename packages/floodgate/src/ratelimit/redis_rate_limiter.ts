@@ -8,6 +8,7 @@ import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { prepareRateLimitScript } from './redis_scripts.js'
 import type { RateLimiter, RateLimitResult } from './types.js'
 import { nonEmptyString, positiveInteger } from './validate.js'
+import { writeCoalescer } from './write_coalescing.js'
 
 /** Options of {@link createRateLimiter}. Units: ms for every duration. */
 export interface RateLimiterOptions extends PolicyOptions {
@@ -65,6 +66,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const ownTimer = !clientTimeoutWithin(redis, timeoutMs)
   const decide = prepareRateLimitScript(keySpace, policy)
+  const coalesce = writeCoalescer(redis)
 
   return {
     policy,
@@ -74,6 +76,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       const cached = blocked?.check(key, policy, Date.now())
       if (cached) return cached
       try {
+        coalesce()
         const call = decide(redis, key, cost)
         const decision = await (ownTimer ? withDeadline(call, timeoutMs, what) : call)
         const result: RateLimitResult = {
