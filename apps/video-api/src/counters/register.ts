@@ -45,6 +45,6 @@ export function registerCounters(
     await counters.recovery.waitUntilServing(counters.settings.startupWaitMs)
     counters.recovery.start()
   })
-  app.addHook('onClose', () => counters.recovery.stop())
+  app.addHook('onClose', () => counters.close())
   return counters
 }

@@ -8,6 +8,7 @@ import {
   type RedisClient,
   type SqlDatabase,
 } from 'floodgate'
+import { Cluster, type Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/types.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
@@ -28,6 +29,8 @@ export interface CountersSettings {
   readTimeoutMs?: number
   /** How long a merged trending result is fresh (ms). @default 5000 */
   rankingCacheTtlMs?: number
+  /** Command timeout (ms) of the epoch monitor's and rebuild's own Redis connection. @default 5000 */
+  recoveryCommandTimeoutMs?: number
 }
 
 /** What the counter routes and the payload overlay use. */
@@ -38,6 +41,8 @@ export interface CountersService {
   sql: SqlDatabase
   adminUserIds: ReadonlySet<string>
   settings: Required<Omit<CountersSettings, 'adminUserIds'>>
+  /** Stops the epoch monitor and closes its connection. */
+  close(): Promise<void>
 }
 
 /** Builds the counts reader, the epoch monitor/rebuild and the rankings on the app's Redis and database. */
@@ -56,10 +61,12 @@ export function createCountersService(input: {
     startupWaitMs: s.startupWaitMs ?? 1000,
     readTimeoutMs: s.readTimeoutMs ?? 100,
     rankingCacheTtlMs: s.rankingCacheTtlMs ?? 5000,
+    recoveryCommandTimeoutMs: s.recoveryCommandTimeoutMs ?? 5000,
   }
   const sql = kyselySqlDatabase(input.db)
+  const recoveryRedis = maintenanceClient(input.redis, settings.recoveryCommandTimeoutMs)
   const recovery = new CountsRecovery({
-    redis: input.redis,
+    redis: recoveryRedis,
     sql,
     prefix: input.prefix,
     partitions: settings.partitions,
@@ -86,7 +93,27 @@ export function createCountersService(input: {
     }),
     adminUserIds: new Set(s.adminUserIds ?? []),
     settings,
+    close: async () => {
+      await recovery.stop()
+      recoveryRedis.disconnect()
+    },
   }
+}
+
+/**
+ * The epoch checks and rebuilds run on their own connection with a roomier command
+ * timeout than the request path's (50 ms by default): a rebuild is background work of
+ * many Lua steps, and one slow reply should not abort it.
+ */
+function maintenanceClient(redis: RedisClient, commandTimeoutMs: number): RedisClient {
+  if (redis instanceof Cluster) {
+    return redis.duplicate(undefined, {
+      redisOptions: { ...redis.options.redisOptions, commandTimeout: commandTimeoutMs },
+    })
+  }
+  const client = (redis as Redis).duplicate({ commandTimeout: commandTimeoutMs })
+  client.on('error', () => {})
+  return client
 }
 
 function logRecovery(log: FastifyBaseLogger, event: RecoveryEvent): void {
