@@ -129,4 +129,30 @@ describe('src/main.ts as a real process', () => {
     expect(code).toBe(78)
     expect(err).toContain('PORT: must be an integer 0-65535, got "abc"')
   })
+
+  it('exits 69 with a message naming REDIS_URL when Redis does not answer there (no hang, no degraded start)', async () => {
+    const port = await freePort() // nothing listens there
+    const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+      env: {
+        ...process.env,
+        REDIS_URL: `redis://127.0.0.1:${port}`,
+        PORT: '0',
+        SEED_ON_EMPTY: 'false',
+        DATA_DIR: join(tmpdir(), `va-main-redis-${process.pid}`),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000) // a start that hangs fails, not leaks
+    let out = ''
+    for (const stream of [child.stdout, child.stderr])
+      stream?.on('data', (d: Buffer) => {
+        out += d.toString()
+      })
+    const code = await new Promise((resolve) => child.once('exit', resolve))
+    clearTimeout(killer)
+    expect(code, out).toBe(69)
+    expect(out).toContain(`Redis at redis://127.0.0.1:${port}`)
+    expect(out).toContain('ECONNREFUSED')
+    expect(out).not.toContain('Server listening')
+  }, 40_000)
 })

@@ -11,14 +11,54 @@ export interface RedisHandle {
   close(): Promise<void>
 }
 
+/** Resolves on the client's first `ready`; rejects after `timeoutMs` with the last connection error, or on a refused setup command. */
+function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve()
+  return new Promise((resolve, reject) => {
+    let last: Error | undefined
+    const onError = (error: Error) => {
+      last = error
+    }
+    const timer = setTimeout(() => {
+      client.off('ready', onReady)
+      client.off('error', onError)
+      reject(last ?? new Error('no answer'))
+    }, timeoutMs)
+    const onReady = () => {
+      clearTimeout(timer)
+      client.off('error', onError)
+      // ioredis reports `ready` even when its SELECT was refused (e.g. a db index out of range).
+      if (last?.name === 'ReplyError') reject(last)
+      else resolve()
+    }
+    client.once('ready', onReady)
+    client.on('error', onError)
+  })
+}
+
+/** The URL without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'REDIS_URL'
+  }
+}
+
 /**
- * Connects with floodgate's fail-fast client options. `redisUrl` unset: use
+ * Connects with floodgate's fail-fast client options and waits for the first
+ * connection (a dead or wrong REDIS_URL stops the start instead of running degraded). `redisUrl` unset: use
  * 127.0.0.1:6379 if it answers, else start a local `redis-server` in `<dataDir>/redis`.
+ * @throws {Error} when Redis is not ready within `redisStartupTimeoutMs` (the message names the URL and the last error).
  */
 export async function connectRedis(config: {
   redisUrl: string | undefined
   dataDir: string
   redisCommandTimeoutMs: number
+  /** Longest wait for the first connection at start (ms). @default 5000 */
+  redisStartupTimeoutMs?: number
 }): Promise<RedisHandle> {
   let url = config.redisUrl ?? DEFAULT_REDIS_URL
   let local: LocalRedis | undefined
@@ -29,6 +69,16 @@ export async function connectRedis(config: {
   const client = createRedisClient(url, { commandTimeoutMs: config.redisCommandTimeoutMs })
   // Errors surface on the commands (and /readyz); the client reconnects in the background.
   client.on('error', () => {})
+  try {
+    await whenReady(client, config.redisStartupTimeoutMs ?? 5000)
+  } catch (error) {
+    client.disconnect()
+    await local?.stop()
+    throw new Error(
+      `Redis at ${redactUrl(url)} is not usable: ${(error as Error).message} (waited up to ${config.redisStartupTimeoutMs ?? 5000} ms); start it, or point REDIS_URL at a running one (unset REDIS_URL to use 127.0.0.1:6379 or a local redis-server)`,
+      { cause: error },
+    )
+  }
   return {
     client,
     local,
