@@ -9,6 +9,7 @@ import { type CountersSettings, registerCounters } from './counters/register.js'
 import type { Database } from './db/types.js'
 import { registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
+import { frameworkErrors } from './http/framework_errors.js'
 import { registerMetrics } from './http/metrics.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { Problem, Video } from './http/schemas.js'
@@ -72,6 +73,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: options.trustProxy ?? false,
     // false: src/http/draining.ts answers 503 as problem+json while closing.
     return503OnClosing: false,
+    frameworkErrors,
     forceCloseConnections: 'idle',
     // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
     // (a number is not a title). Query strings are declared as strings and parsed in the route.
