@@ -293,6 +293,13 @@ describe('on Redis Cluster, through the public APIs', () => {
     const rankings = createRankings({ redis: cluster, prefix, partitions })
     expect((await rankings.top({ metric: 'likes', window: 'all', limit: 1 }))[0]?.videoId).toBe('3')
     expect(await rankings.top({ metric: 'plays', window: '1h', limit: 3 })).toHaveLength(3)
+    // another process holds every recompute lock of a window and nothing is cached yet:
+    // each partition is merged privately (ZUNIONSTORE into a tmp key, read, DEL in one MULTI)
+    for (const p of interactions.keys.allPartitions()) {
+      await cluster.set(`${interactions.keys.rankWindow(p, 'plays', '24h')}:lock`, 'other', 'PX', 10_000)
+    }
+    expect(await rankings.top({ metric: 'plays', window: '24h', limit: 3 })).toHaveLength(3)
+    expect(rankings.stats.privateComputes).toBe(partitions)
     const decayed = new DecayedRankings({ redis: cluster, prefix, partitions })
     for (let v = 1; v <= 4; v++) for (let i = 0; i < v; i++) await decayed.record(String(v), 'plays')
     expect((await decayed.top({ metric: 'plays', window: '1h', limit: 1 }))[0]?.videoId).toBe('4')
