@@ -150,11 +150,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   videoRoutes(app, deps)
   userRoutes(app, deps)
   feedRoutes(app, deps)
-  registerCounters(app, deps, {
-    partitions: options.interactions?.partitions,
-    topK: options.interactions?.topK,
-    ...options.counters,
-  })
+  registerCounters(
+    app,
+    deps,
+    { partitions: options.interactions?.partitions, topK: options.interactions?.topK, ...options.counters },
+    registry,
+  )
   interactionRoutes(app, deps)
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
   await app.ready()

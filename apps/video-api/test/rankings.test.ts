@@ -183,6 +183,10 @@ describe('counts in video payloads', () => {
     await redis.del(lock)
     expect(await app.counters.recovery.waitUntilServing(10_000)).toBe(true)
     expect(await redis.scard(keys.likes(v[1]!))).toBe(3)
+    const metrics = (await app.inject('/metrics')).body
+    expect(metrics).toMatch(/floodgate_counters_stale_reads_total\{reason="epoch-missing"\} [1-9]/)
+    expect(metrics).toMatch(/floodgate_counters_rebuilds_total\{outcome="rebuilt"\} [1-9]/)
+    expect(metrics).toContain('floodgate_counters_serving 1')
     const fresh = (await app.inject(`/videos/${v[1]}`)).json()
     expect(fresh).toMatchObject({ likeCount: 3 })
     expect(fresh).not.toHaveProperty('countsStale')

@@ -1,4 +1,4 @@
-import type { CountsReader, SqlExecutor } from 'floodgate'
+import type { CountsReader, CountsUnavailableReason, SqlExecutor } from 'floodgate'
 
 /** The count fields a video payload carries, plus what the overlay adds. */
 export interface CountedVideo {
@@ -36,6 +36,7 @@ export async function withCounts<V extends CountedVideo>(
   sql: SqlExecutor,
   videos: readonly V[],
   viewerId: string | undefined,
+  onStale?: (reason: CountsUnavailableReason) => void,
 ): Promise<V[]> {
   if (videos.length === 0) return []
   const ids = [...new Set(videos.map((v) => v.id))]
@@ -52,6 +53,7 @@ export async function withCounts<V extends CountedVideo>(
       return out
     })
   }
+  onStale?.(read.reason)
   const fromDb = await dbCounts(sql, ids, viewerId)
   return videos.map((v) => {
     const c = fromDb?.get(v.id)

@@ -9,6 +9,7 @@ import type { CountersService } from './service.js'
  * trip per response, whatever route produced it (see {@link withCounts}).
  */
 export function registerCountsOverlay(app: FastifyInstance, counters: CountersService): void {
+  const onStale = counters.metrics?.staleRead
   app.addHook('preSerialization', async (request, reply, payload: unknown) => {
     if (
       request.method !== 'GET' ||
@@ -19,17 +20,17 @@ export function registerCountsOverlay(app: FastifyInstance, counters: CountersSe
       return payload
     const viewer = request.userId
     if (isVideoPayload(payload)) {
-      const [video] = await withCounts(counters.reader, counters.sql, [payload], viewer)
+      const [video] = await withCounts(counters.reader, counters.sql, [payload], viewer, onStale)
       return video
     }
     const items = (payload as { items?: unknown }).items
     if (!Array.isArray(items) || items.length === 0) return payload
     if (items.every(isVideoPayload)) {
-      return { ...payload, items: await withCounts(counters.reader, counters.sql, items, viewer) }
+      return { ...payload, items: await withCounts(counters.reader, counters.sql, items, viewer, onStale) }
     }
     const nested = items.map((item) => (item as { video?: unknown } | null)?.video)
     if (nested.every(isVideoPayload)) {
-      const videos = await withCounts(counters.reader, counters.sql, nested, viewer)
+      const videos = await withCounts(counters.reader, counters.sql, nested, viewer, onStale)
       return { ...payload, items: items.map((item, i) => ({ ...(item as object), video: videos[i] })) }
     }
     return payload

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify'
+import type { Registry } from 'prom-client'
 import type { RouteDeps } from '../http/deps.js'
 import { adminCounterRoutes } from '../routes/admin_counters.js'
 import { myInteractionRoutes } from '../routes/my_interactions.js'
 import { rankingRoutes } from '../routes/rankings.js'
 import { videoStatsRoutes } from '../routes/video_stats.js'
+import { registerCountersMetrics } from './metrics.js'
 import { registerCountsOverlay } from './payload_hook.js'
 import { type CountersService, type CountersSettings, createCountersService } from './service.js'
 
@@ -27,13 +29,16 @@ export function registerCounters(
   app: FastifyInstance,
   deps: RouteDeps,
   settings?: CountersSettings,
+  registry?: Registry,
 ): CountersService {
-  const counters = createCountersService({
+  const metrics = registry ? registerCountersMetrics(registry, () => counters) : undefined
+  const counters: CountersService = createCountersService({
     redis: deps.redis,
     db: deps.db,
     prefix: deps.keys.prefix,
     log: app.log,
     settings,
+    metrics,
   })
   app.decorate('counters', counters)
   registerCountsOverlay(app, counters)

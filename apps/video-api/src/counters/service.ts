@@ -12,6 +12,7 @@ import { Cluster, type Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import type { Database } from '../db/types.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
+import type { CountersMetrics } from './metrics.js'
 
 /** Counters and rankings settings of the service. */
 export interface CountersSettings {
@@ -41,6 +42,8 @@ export interface CountersService {
   sql: SqlDatabase
   adminUserIds: ReadonlySet<string>
   settings: Required<Omit<CountersSettings, 'adminUserIds'>>
+  /** Prometheus counters, when the app has a registry. */
+  metrics: CountersMetrics | undefined
   /** Stops the epoch monitor and closes its connection. */
   close(): Promise<void>
 }
@@ -52,6 +55,7 @@ export function createCountersService(input: {
   prefix: string
   log: FastifyBaseLogger
   settings?: CountersSettings
+  metrics?: CountersMetrics
 }): CountersService {
   const s = input.settings ?? {}
   const settings = {
@@ -72,7 +76,11 @@ export function createCountersService(input: {
     partitions: settings.partitions,
     topK: settings.topK,
     checkIntervalMs: settings.checkIntervalMs,
-    onEvent: (event) => logRecovery(input.log, event),
+    onEvent: (event) => {
+      logRecovery(input.log, event)
+      if (event.type === 'rebuilt' || event.type === 'rebuild-aborted')
+        input.metrics?.rebuild(event.type === 'rebuilt' ? 'rebuilt' : 'aborted')
+    },
   })
   return {
     sql,
@@ -93,6 +101,7 @@ export function createCountersService(input: {
     }),
     adminUserIds: new Set(s.adminUserIds ?? []),
     settings,
+    metrics: input.metrics,
     close: async () => {
       await recovery.stop()
       recoveryRedis.disconnect()
