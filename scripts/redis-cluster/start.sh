@@ -40,6 +40,14 @@ if [[ -d "$dir" ]]; then "$here/stop.sh" "$dir"; fi
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
+# On any failure: show what the servers logged, stop whatever did start, remove <dir>.
+fail() {
+  log "$*"
+  for f in "$dir"/*.log; do [[ -e "$f" ]] && { echo "--- $f" >&2; tail -n 5 "$f" >&2; }; done
+  "$here/stop.sh" "$dir"
+  exit 1
+}
+
 free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
@@ -68,7 +76,7 @@ done
 for p in "${ports[@]}"; do
   for i in $(seq 1 100); do
     redis-cli -h 127.0.0.1 -p "$p" ping >/dev/null 2>&1 && break
-    [[ $i == 100 ]] && { log "redis-server on port $p did not start (see $dir/redis-$p.log)"; exit 1; }
+    [[ $i == 100 ]] && fail "redis-server on port $p did not start"
     sleep 0.05
   done
 done
@@ -77,13 +85,13 @@ addresses=()
 for p in "${ports[@]}"; do addresses+=("127.0.0.1:$p"); done
 log "creating the cluster on ${addresses[*]}"
 redis-cli --cluster create "${addresses[@]}" --cluster-replicas 1 --cluster-yes >"$dir/create.log" 2>&1 ||
-  { log "redis-cli --cluster create failed (see $dir/create.log)"; cat "$dir/create.log" >&2; exit 1; }
+  fail "redis-cli --cluster create failed"
 
 # Every node must agree the cluster is ok, and every replica must have synced.
 for p in "${ports[@]}"; do
   for i in $(seq 1 300); do
     cluster_ok "$p" && break
-    [[ $i == 300 ]] && { log "node $p did not reach cluster_state:ok"; exit 1; }
+    [[ $i == 300 ]] && fail "node $p did not reach cluster_state:ok"
     sleep 0.1
   done
 done
@@ -91,7 +99,7 @@ for p in "${ports[@]}"; do
   for i in $(seq 1 300); do
     info=$(redis-cli -h 127.0.0.1 -p "$p" info replication 2>/dev/null)
     if grep -q '^role:master' <<<"$info" || grep -q '^master_link_status:up' <<<"$info"; then break; fi
-    [[ $i == 300 ]] && { log "replica $p did not sync with its master"; exit 1; }
+    [[ $i == 300 ]] && fail "replica $p did not sync with its master"
     sleep 0.1
   done
 done
