@@ -295,6 +295,19 @@ const cases: Case[] = [
     detail: 'body/title',
   },
   {
+    name: 'title with a lone surrogate (would be stored as U+FFFD)',
+    request: () => ({
+      method: 'POST',
+      url: '/videos',
+      headers: { ...ctx.alice, 'content-type': 'application/json' },
+      payload:
+        '{"title":"a\\ud800b","coverUrl":"https://c.example/a.jpg","playUrl":"https://v.example/a.mp4"}',
+    }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    detail: 'body/title',
+  },
+  {
     name: 'cover URL of 3000 chars',
     request: () => post({ ...good(), coverUrl: `http://c.example/${'a'.repeat(2983)}` }),
     status: 400,
@@ -580,5 +593,14 @@ describe('bad input is refused with a 4xx problem and no write', () => {
     expect(problem.status).toBe(c.status)
     if (c.detail) expect(problem.detail).toContain(c.detail)
     expect(await snapshot(t.database.db)).toEqual(before)
+  })
+})
+
+describe('good input near the refused edges', () => {
+  it('accepts a title of 100 emoji (surrogate pairs) and returns it unchanged', async () => {
+    const title = '😀'.repeat(100)
+    const res = await t.app.inject(post({ ...good(), title }))
+    expect(res.statusCode, res.body).toBe(201)
+    expect(res.json<{ title: string }>().title).toBe(title)
   })
 })

@@ -15,14 +15,20 @@ import {
 } from '../http/schemas.js'
 import { visibleTo } from '../videos/model.js'
 
-// PostgreSQL text cannot hold U+0000 (the insert would fail with a 500): refuse it here.
+// PostgreSQL text cannot hold U+0000 (the insert would fail with a 500), and a lone UTF-16 surrogate
+// would be stored silently as U+FFFD: refuse both here (patterns run with the `u` flag, so a
+// surrogate pair such as an emoji is one code point and passes).
 const Title = Type.String({
   minLength: 1,
   maxLength: 100,
-  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000]*$',
-  description: '1-100 characters, not only whitespace, no NUL',
+  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000\\uD800-\\uDFFF]*$',
+  description: '1-100 characters, not only whitespace, no NUL or lone surrogate',
 })
-const Description = Type.String({ maxLength: 5000, pattern: '^[^\\u0000]*$', description: 'no NUL' })
+const Description = Type.String({
+  maxLength: 5000,
+  pattern: '^[^\\u0000\\uD800-\\uDFFF]*$',
+  description: 'no NUL or lone surrogate',
+})
 
 const CreateBody = Type.Object(
   {
