@@ -10,6 +10,18 @@ export interface LoadResult {
   /** Client-process CPU time (user + system) per decision, µs: the library's own overhead. */
   cpuUsPerOp: number
   errors: number
+  /** Median over the measured slices of decisions/s and of client CPU µs/decision (robust to a noisy neighbour). */
+  medianOpsPerSec: number
+  medianCpuUsPerOp: number
+  /** Decisions/s of each measured slice, in order (rounds), for per-round ratios. */
+  sliceOpsPerSec: number[]
+}
+
+/** Median of a non-empty list. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 /**
@@ -29,6 +41,8 @@ export class Scenario {
   private elapsedMs = 0
   private cpuUs = 0
   private counter = 0
+  private readonly sliceOps: number[] = []
+  private readonly sliceCpu: number[] = []
 
   constructor(name: string, op: (i: number) => Promise<unknown>) {
     this.name = name
@@ -53,11 +67,16 @@ export class Scenario {
         this.ops++
       }
     }
+    const opsBefore = this.ops
     await Promise.all(Array.from({ length: concurrency }, caller))
     if (!record) return
-    this.elapsedMs += performance.now() - started
+    const elapsedMs = performance.now() - started
+    this.elapsedMs += elapsedMs
     const used = process.cpuUsage(cpu)
     this.cpuUs += used.user + used.system
+    const ops = this.ops - opsBefore
+    this.sliceOps.push(ops / (elapsedMs / 1000))
+    this.sliceCpu.push((used.user + used.system) / ops)
   }
 
   result(): LoadResult {
@@ -69,6 +88,9 @@ export class Scenario {
       p99Ms: this.histogram.getValueAtPercentile(99) / 1000,
       cpuUsPerOp: Math.round((this.cpuUs / this.ops) * 10) / 10,
       errors: this.errors,
+      medianOpsPerSec: Math.round(median(this.sliceOps)),
+      medianCpuUsPerOp: Math.round(median(this.sliceCpu) * 10) / 10,
+      sliceOpsPerSec: this.sliceOps.map((v) => Math.round(v)),
     }
   }
 }

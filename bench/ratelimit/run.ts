@@ -4,17 +4,15 @@
 //
 //   node --conditions=floodgate-source --import tsx bench/ratelimit/run.ts
 //   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_MS (5000 per scenario, split over
-//   BENCH_ROUNDS (5) interleaved rounds), BENCH_CONCURRENCY (64), BENCH_KEYS (10000)
+//   BENCH_ROUNDS (5) interleaved rounds), BENCH_CONCURRENCY (64), BENCH_KEYS (10000),
+//   BENCH_BASELINE: path of another floodgate `src/index.ts` (e.g. an older commit's, extracted with
+//   `git archive <commit> packages/floodgate | tar -x -C /tmp/base`, plus a node_modules symlink) whose
+//   limiters run as extra "floodgate@baseline" scenarios in the same interleaved rounds;
+//   BENCH_ONLY: a regular expression, only the scenarios whose name matches run (plus the RLF reference).
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import {
-  createRateLimiter,
-  createRedisClient,
-  KeySpace,
-  type RateLimitAlgorithm,
-  rateLimitKeys,
-} from 'floodgate'
-import { type LoadResult, Scenario } from './load.js'
+import * as floodgate from 'floodgate'
+import { type LoadResult, median, Scenario } from './load.js'
 
 interface PeerRedis {
   incr(key: string): Promise<number>
@@ -26,6 +24,11 @@ interface PeerRedis {
 interface PeerLimiter {
   consume(key: string, points?: number): Promise<unknown>
 }
+
+const { createRateLimiter, createRedisClient, KeySpace, rateLimitKeys } = floodgate
+type RateLimitAlgorithm = floodgate.RateLimitAlgorithm
+const baselinePath = process.env.BENCH_BASELINE
+const baseline = baselinePath ? ((await import(baselinePath)) as typeof floodgate) : undefined
 
 const peers = createRequire(new URL('../peers/package.json', import.meta.url))
 const { RateLimiterRedis } = peers('rate-limiter-flexible') as {
@@ -47,6 +50,8 @@ const prefix = `bench:rl:${process.pid}`
 const keySpace = new KeySpace(prefix)
 const redis = createRedisClient(url, { commandTimeoutMs: 5000 })
 const peerRedis = new IORedis5(url, { enableOfflineQueue: true })
+// The peer with ioredis' own write batching (commands of one tick in one pipeline), for fairness.
+const peerRedisPipelined = new IORedis5(url, { enableOfflineQueue: true, enableAutoPipelining: true })
 await new Promise((resolve) => redis.once('ready', resolve))
 const keyOf = (i: number) => `user-${(i * 7919) % keyCount}`
 
@@ -65,30 +70,46 @@ const rlf = new RateLimiterRedis({
   points: LIMIT,
   duration: WINDOW_MS / 1000,
 })
-const scenarios = [
+const rlfPipelined = new RateLimiterRedis({
+  storeClient: peerRedisPipelined,
+  keyPrefix: `${prefix}:rlfap`,
+  points: LIMIT,
+  duration: WINDOW_MS / 1000,
+})
+const rlfConsume = (limiter: PeerLimiter, key: string) =>
+  limiter.consume(key).catch((rejection: unknown) => {
+    if (rejection instanceof Error) throw rejection // a store error; a RateLimiterRes is a rejection
+  })
+const floodgateScenario = (label: string, lib: typeof floodgate, algorithm: RateLimitAlgorithm) => {
+  const limiter = lib.createRateLimiter({
+    redis,
+    prefix: new lib.KeySpace(prefix),
+    algorithm,
+    limit: LIMIT,
+    windowMs: WINDOW_MS,
+    timeoutMs: 5000,
+    fallback: 'failClosed',
+  })
+  return new Scenario(`${label} ${algorithm}`, async (i) => {
+    const result = await limiter.limit(keyOf(i))
+    if (result.source !== 'redis') throw new Error(`decided by ${result.source}`)
+  })
+}
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined
+const rlfName = `rate-limiter-flexible ${rlfVersion} RateLimiterRedis`
+const allScenarios = [
   new Scenario('raw INCR (ioredis 6)', (i) => redis.incr(`${prefix}:incr:${keyOf(i)}`)),
   new Scenario('raw INCR (ioredis 5)', (i) => peerRedis.incr(`${prefix}:incr5:${keyOf(i)}`)),
-  new Scenario(`rate-limiter-flexible ${rlfVersion} RateLimiterRedis`, (i) =>
-    rlf.consume(keyOf(i)).catch((rejection: unknown) => {
-      if (rejection instanceof Error) throw rejection // a store error; a RateLimiterRes is a rejection
-    }),
+  new Scenario(rlfName, (i) => rlfConsume(rlf, keyOf(i))),
+  new Scenario(`rate-limiter-flexible ${rlfVersion} RateLimiterRedis, ioredis autopipelining`, (i) =>
+    rlfConsume(rlfPipelined, keyOf(i)),
   ),
-  ...ALGORITHMS.map((algorithm) => {
-    const limiter = createRateLimiter({
-      redis,
-      prefix: keySpace,
-      algorithm,
-      limit: LIMIT,
-      windowMs: WINDOW_MS,
-      timeoutMs: 5000,
-      fallback: 'failClosed',
-    })
-    return new Scenario(`floodgate ${algorithm}`, async (i) => {
-      const result = await limiter.limit(keyOf(i))
-      if (result.source !== 'redis') throw new Error(`decided by ${result.source}`)
-    })
-  }),
+  ...ALGORITHMS.map((algorithm) => floodgateScenario('floodgate', floodgate, algorithm)),
+  ...(baseline
+    ? ALGORITHMS.map((algorithm) => floodgateScenario('floodgate@baseline', baseline, algorithm))
+    : []),
 ]
+const scenarios = allScenarios.filter((s) => s.name === rlfName || only === undefined || only.test(s.name))
 // Rounds interleave the scenarios so a noisy neighbour hits them all alike.
 for (let round = 0; round < rounds; round++) {
   for (const scenario of scenarios) {
@@ -128,16 +149,19 @@ const rlfBytes = (await peerRedis.call(
 memory.push({ name: 'rate-limiter-flexible RateLimiterRedis', bytes: rlfBytes, keys: 1 })
 await cleanup()
 
-const incr = results[0]!
-const peer = results[2]!
+const peer = results.find((r) => r.name === rlfName)!
+/** Median over rounds of this scenario's decisions/s divided by RLF's in the same round. */
+const vsPeer = (r: LoadResult) => median(r.sliceOpsPerSec.map((ops, i) => ops / peer.sliceOpsPerSec[i]!))
 const lines = [
   `Rate-limit decisions, ${concurrency} in flight, ${durationMs} ms each in ${rounds} interleaved rounds, ${keyCount} keys, limit ${LIMIT}/${WINDOW_MS / 1000} s, Redis ${url}`,
   '',
-  '| scenario | decisions/s | p50 ms | p99 ms | throughput vs INCR | vs RLF | client CPU µs/decision | errors |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
+  'Medians over the rounds; "vs RLF" is the median of per-round ratios to RateLimiterRedis; CPU is this process (user + system).',
+  '',
+  '| scenario | decisions/s | vs RLF | client CPU µs/decision | p50 ms | p99 ms | errors |',
+  '|---|---:|---:|---:|---:|---:|---:|',
   ...results.map(
     (r) =>
-      `| ${r.name} | ${r.opsPerSec} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${(r.opsPerSec / incr.opsPerSec).toFixed(2)} | ${(r.opsPerSec / peer.opsPerSec).toFixed(2)} | ${r.cpuUsPerOp} | ${r.errors} |`,
+      `| ${r.name} | ${r.medianOpsPerSec} | ${vsPeer(r).toFixed(2)} | ${r.medianCpuUsPerOp} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${r.errors} |`,
   ),
   '',
   `Redis memory per limiter key after ${LIMIT} admitted units (MEMORY USAGE … SAMPLES 0, all keys of one limiter key)`,
@@ -150,7 +174,8 @@ process.stdout.write(`${lines.join('\n')}\n`)
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
 writeFileSync(
   new URL('../results/ratelimit.json', import.meta.url),
-  `${JSON.stringify({ at: new Date().toISOString(), url, durationMs, rounds, concurrency, keyCount, limit: LIMIT, windowMs: WINDOW_MS, results, memory }, null, 2)}\n`,
+  `${JSON.stringify({ at: new Date().toISOString(), baseline: baselinePath ?? null, url, durationMs, rounds, concurrency, keyCount, limit: LIMIT, windowMs: WINDOW_MS, results, memory }, null, 2)}\n`,
 )
 redis.disconnect()
 await peerRedis.quit()
+await peerRedisPipelined.quit()

@@ -5,6 +5,11 @@ import type { RedisClient } from '../redis/types.js'
 export type CoalesceWrites = () => void
 
 const coalescers = new WeakMap<Redis, CoalesceWrites>()
+/**
+ * Most commands per write: a tick that sends more flushes every MAX_BATCH, so Redis can start
+ * on the first ones while the rest are produced. (At 64 in flight, 8 to unbounded measured alike.)
+ */
+export const MAX_BATCH = 64
 const noCoalescing: CoalesceWrites = () => {}
 
 /**
@@ -15,7 +20,8 @@ const noCoalescing: CoalesceWrites = () => {}
  * event-loop tick share a write) and Nagle's algorithm, without a Pipeline object per
  * tick or any timer: nothing waits past the current tick. Commands, replies, ordering,
  * `commandTimeout` and errors are unchanged; only how the bytes are framed into writes.
- * With one decision in flight per tick it does nothing measurable.
+ * With one decision in flight per tick it does nothing measurable. A tick that sends more
+ * than {@link MAX_BATCH} commands is written in batches of MAX_BATCH.
  *
  * Cluster clients get a no-op (each command is routed to a node connection later).
  * One coalescer per client, shared by every limiter on it.
@@ -32,16 +38,28 @@ export function writeCoalescer(client: RedisClient): CoalesceWrites {
 
 function socketCoalescer(client: Redis): CoalesceWrites {
   let corked: Redis['stream'] | undefined
-  const uncork = () => {
+  let queued = 0
+  let tickPending = false
+  const endOfTick = () => {
+    tickPending = false
     const stream = corked
     corked = undefined
     stream?.uncork()
   }
   return () => {
-    if (corked !== undefined || client.status !== 'ready') return
+    if (corked !== undefined) {
+      if (++queued <= MAX_BATCH) return
+      corked.uncork()
+      corked = undefined
+    }
+    if (client.status !== 'ready') return
     const stream = client.stream
     stream.cork()
     corked = stream
-    process.nextTick(uncork)
+    queued = 1
+    if (!tickPending) {
+      tickPending = true
+      process.nextTick(endOfTick)
+    }
   }
 }

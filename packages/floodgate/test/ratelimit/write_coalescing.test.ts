@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createRateLimiter } from '../../src/index.js'
+import { MAX_BATCH } from '../../src/ratelimit/write_coalescing.js'
 import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
 
 // Decisions issued in one tick leave in one writev (write coalescing), and stay exact.
@@ -69,6 +70,22 @@ describe('write coalescing', () => {
     expect(writes).toEqual({ write: 0, writev: 1, chunks: 25 })
     expect(results.filter((r) => r.allowed)).toHaveLength(10)
     expect(results.every((r) => r.source === 'redis')).toBe(true)
+  })
+
+  it('splits a tick of more than MAX_BATCH decisions into writes of MAX_BATCH', async () => {
+    const limiter = createRateLimiter({
+      redis,
+      prefix,
+      algorithm: 'slidingWindow',
+      limit: 1000,
+      windowMs: 60_000,
+    })
+    const count = MAX_BATCH + 36
+    const [writes, results] = await writesOfOneTick(redis.stream as Socket, () =>
+      Promise.all(Array.from({ length: count }, (_, i) => limiter.limit(`k${i % 3}`))),
+    )
+    expect(writes).toEqual({ write: 0, writev: 2, chunks: count })
+    expect(results.every((r) => r.allowed && r.source === 'redis')).toBe(true)
   })
 
   it('writes at once when one decision is in flight, and each tick starts a new batch', async () => {
