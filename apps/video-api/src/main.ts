@@ -2,6 +2,7 @@ import { checkEvictionPolicy } from 'floodgate'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { resolveJwtSecret } from './auth/secret.js'
+import { type ExternalReaderWrapper, externalReaderWrapper } from './cache/external_reader.js'
 import { cacheFromConfig } from './cache/from_config.js'
 import { adminIds, type Config, ConfigError, loadConfig } from './config/index.js'
 import { openDatabase } from './db/connect.js'
@@ -18,8 +19,10 @@ import { connectRedis } from './redis/connect.js'
  */
 async function main(): Promise<void> {
   let config: Config
+  let wrapper: ExternalReaderWrapper | undefined
   try {
     config = loadConfig({ argv: process.argv.slice(2) })
+    if (config.cacheMode === 'legacy') wrapper = externalReaderWrapper()
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`video-api: invalid configuration: ${error.message}\n`)
@@ -86,6 +89,9 @@ async function main(): Promise<void> {
     trustProxy: parseTrustProxy(config.trustProxy),
     rateLimit: rateLimitFromConfig(config),
     cache: cacheFromConfig(config),
+    ...(wrapper
+      ? { wrapReader: (reader) => wrapper(reader, { redis: redis.client, prefix: config.redisPrefix }) }
+      : {}),
   })
   let stopping = false
   const stop = async (signal: string) => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { externalReaderWrapper, READER_WRAPPER } from '../src/cache/external_reader.js'
 import { cacheFromConfig } from '../src/cache/from_config.js'
 import { ConfigError, loadConfig } from '../src/config/index.js'
 
@@ -30,5 +31,21 @@ describe('cache configuration', () => {
     )
     expect(() => loadConfig({ env: { BLOOM_HASHES: '0' } })).toThrow(ConfigError)
     expect(() => loadConfig({ env: { CACHE_NEGATIVE_TTL_MS: 'soon' } })).toThrow(/CACHE_NEGATIVE_TTL_MS/)
+  })
+
+  it('CACHE_MODE: floodgate by default; none and legacy turn floodgate off; legacy needs a preloaded wrapper', () => {
+    expect(loadConfig({ env: {} }).cacheMode).toBe('floodgate')
+    expect(cacheFromConfig(loadConfig({ env: { CACHE_MODE: 'none' } }))).toBe(false)
+    expect(cacheFromConfig(loadConfig({ env: { CACHE_MODE: 'legacy' } }))).toBe(false)
+    expect(() => loadConfig({ env: { CACHE_MODE: 'redis' } })).toThrow(/CACHE_MODE/)
+    const registry = globalThis as Record<symbol, unknown>
+    expect(() => externalReaderWrapper()).toThrow(/CACHE_MODE/)
+    const wrapper = (reader: unknown) => reader
+    registry[READER_WRAPPER] = wrapper
+    try {
+      expect(externalReaderWrapper()).toBe(wrapper)
+    } finally {
+      delete registry[READER_WRAPPER]
+    }
   })
 })

@@ -1,9 +1,9 @@
 import type { Config } from '../config/load.js'
 import type { VideoCacheSettings } from './settings.js'
 
-/** The cache settings from the validated config (`CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`), or `false` when disabled. */
+/** The cache settings from the validated config (`CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`), or `false` when disabled (`CACHE_ENABLED=false` or `CACHE_MODE` other than `floodgate`). */
 export function cacheFromConfig(config: Config): VideoCacheSettings | false {
-  if (!config.cacheEnabled) return false
+  if (!config.cacheEnabled || config.cacheMode !== 'floodgate') return false
   return {
     ttlMs: { minMs: config.cacheTtlMinMs, maxMs: config.cacheTtlMaxMs },
     negativeTtlMs: config.cacheNegativeTtlMs,

@@ -86,6 +86,13 @@ export const fields = {
     type: { kind: 'bool' },
     doc: 'Serve video reads and the feed through the floodgate cache.',
   },
+  cacheMode: {
+    env: 'CACHE_MODE',
+    toml: 'cache_mode',
+    default: 'floodgate',
+    type: { kind: 'enum', values: ['floodgate', 'none', 'legacy'] },
+    doc: 'Read cache design (benchmarks): floodgate; none (reads go to the database); legacy (a reader wrapper preloaded with --import, e.g. bench/scenarios/legacy/register.ts).',
+  },
   cacheTtlMinMs: {
     env: 'CACHE_TTL_MIN_MS',
     toml: 'cache_ttl_min_ms',
@@ -364,7 +371,7 @@ export const fields = {
     toml: 'play_dedupe_window_ms',
     default: '600000',
     type: { kind: 'int', min: 1000, max: 86_400_000 },
-    doc: 'A viewer\'s plays of one video inside this window count once (ms).',
+    doc: "A viewer's plays of one video inside this window count once (ms).",
   },
   flushBatchSize: {
     env: 'FLUSH_BATCH_SIZE',
@@ -378,7 +385,7 @@ export const fields = {
     toml: 'flush_claim_idle_ms',
     default: '30000',
     type: { kind: 'int', min: 1000, max: 3_600_000 },
-    doc: 'Idle time after which a dead instance\'s unacknowledged events are claimed (XAUTOCLAIM) (ms).',
+    doc: "Idle time after which a dead instance's unacknowledged events are claimed (XAUTOCLAIM) (ms).",
   },
   flushMaxDeliveries: {
     env: 'FLUSH_MAX_DELIVERIES',

@@ -19,6 +19,8 @@ export interface Config {
   redisPrefix: string
   redisCommandTimeoutMs: number
   cacheEnabled: boolean
+  /** `floodgate` (default), `none` or `legacy` (see src/cache/external_reader.ts). */
+  cacheMode: 'floodgate' | 'none' | 'legacy'
   cacheTtlMinMs: number
   cacheTtlMaxMs: number
   cacheNegativeTtlMs: number
