@@ -9,7 +9,7 @@ import { type CountersSettings, registerCounters } from './counters/register.js'
 import type { Database } from './db/types.js'
 import { registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
-import { frameworkErrors } from './http/framework_errors.js'
+import { clientErrorHandler, frameworkErrors } from './http/framework_errors.js'
 import { registerMetrics } from './http/metrics.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { Problem, Video } from './http/schemas.js'
@@ -74,6 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // false: src/http/draining.ts answers 503 as problem+json while closing.
     return503OnClosing: false,
     frameworkErrors,
+    clientErrorHandler,
     forceCloseConnections: 'idle',
     // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
     // (a number is not a title). Query strings are declared as strings and parsed in the route.

@@ -1,4 +1,7 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { ProblemCode } from './api_error.js'
 import { classify, sendProblem } from './problem_handler.js'
 
 /**
@@ -10,4 +13,42 @@ import { classify, sendProblem } from './problem_handler.js'
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   void sendProblem(reply, request, classify(error))
+}
+
+const clientErrors: Record<string, { status: 400 | 408 | 431; code: ProblemCode; detail: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'HEADERS_TOO_LARGE',
+    detail: 'request headers are larger than the limit',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'REQUEST_TIMEOUT',
+    detail: 'the request was not received within REQUEST_TIMEOUT_MS',
+  },
+}
+const malformed = { status: 400, code: 'VALIDATION_FAILED', detail: 'malformed HTTP request' } as const
+
+/**
+ * Fastify's `clientErrorHandler`: errors Node's HTTP parser raises on the socket
+ * before there is a request (headers over the limit, a request not received in
+ * time, malformed HTTP). Same statuses as Fastify's default (431, 408, 400), but
+ * as problem+json with a stable `code`; the connection is then closed.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const { status, code, detail } = clientErrors[error.code ?? ''] ?? malformed
+  const body = JSON.stringify({
+    type: `urn:video-api:problem:${code.toLowerCase()}`,
+    title: code.replaceAll('_', ' ').toLowerCase(),
+    status,
+    code,
+    detail,
+  })
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(error)
 }
