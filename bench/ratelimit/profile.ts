@@ -1,7 +1,9 @@
 // One scenario in a closed loop, for profiling (`node --cpu-prof`) and quick A/B checks:
 //   node --conditions=floodgate-source --import tsx bench/ratelimit/profile.ts <algorithm|rlf|incr> [ms]
 // Prints decisions/s and client CPU µs/decision. env: REDIS_URL, BENCH_CONCURRENCY (64), BENCH_KEYS (10000),
+// REDIS_PID: pid of a redis-server on this machine (e.g. a private one) to also print its CPU µs/decision,
 // BENCH_BASELINE: path of another floodgate `src/index.ts` (e.g. an older commit's, from `git archive`) to measure instead.
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import * as current from 'floodgate'
 import { Scenario } from './load.js'
@@ -54,12 +56,22 @@ if (which === 'rlf') {
     if (result.source !== 'redis') throw new Error(`decided by ${result.source}`)
   }
 }
+/** utime + stime of a process (µs), from /proc/<pid>/stat (Linux, 100 ticks/s). */
+const processCpuUs = (pid: string) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10_000
+}
+const redisPid = process.env.REDIS_PID
 const scenario = new Scenario(which, op)
 await scenario.slice(concurrency, 500, false)
+const serverBefore = redisPid ? processCpuUs(redisPid) : 0
 await scenario.slice(concurrency, durationMs)
 const r = scenario.result()
+const server = redisPid
+  ? `, redis-server ${((processCpuUs(redisPid) - serverBefore) / r.ops).toFixed(1)} µs CPU/decision`
+  : ''
 process.stdout.write(
-  `${r.name}: ${r.opsPerSec}/s, ${r.cpuUsPerOp} µs CPU/decision, p50 ${r.p50Ms} ms, errors ${r.errors}\n`,
+  `${r.name}: ${r.opsPerSec}/s, ${r.cpuUsPerOp} µs CPU/decision${server}, p50 ${r.p50Ms} ms, errors ${r.errors}\n`,
 )
 let cursor = '0'
 do {

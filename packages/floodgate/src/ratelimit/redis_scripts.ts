@@ -20,7 +20,7 @@ const lua = (file: string) => new LuaScript(new URL(`./lua/${file}`, import.meta
 
 const scripts: Record<RateLimitAlgorithm, AlgorithmScript> = {
   fixedWindow: { script: lua('fixed_window-1.lua'), suffixes: ['fw'], burst: false },
-  slidingLog: { script: lua('sliding_log-2.lua'), suffixes: ['log', 'seq'], burst: false },
+  slidingLog: { script: lua('sliding_log-1.lua'), suffixes: ['log'], burst: false },
   slidingWindow: { script: lua('sliding_window-2.lua'), suffixes: ['sw0', 'sw1'], burst: false },
   tokenBucket: { script: lua('token_bucket-1.lua'), suffixes: ['tb'], burst: true },
   gcra: { script: lua('gcra-1.lua'), suffixes: ['tat'], burst: true },

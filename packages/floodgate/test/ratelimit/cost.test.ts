@@ -82,6 +82,35 @@ describe('sliding log', () => {
     const [log] = rateLimitKeys(keySpace, limiter.policy, 'm')
     expect(await redis.zcard(log!)).toBe(7)
   })
+
+  it('never reuses a member that is already taken (e.g. after the Redis clock stepped back)', async () => {
+    const limiter = createRateLimiter({
+      redis,
+      prefix: keySpace,
+      algorithm: 'slidingLog',
+      name: `taken-${Math.random().toString(36).slice(2)}`,
+      limit: 10_000,
+      windowMs: 60_000,
+      timeoutMs: 2000,
+      fallback: 'failClosed',
+    })
+    const [log] = rateLimitKeys(keySpace, limiter.policy, 't')
+    // K members "<ms>-<K + 1>" for every ms around now: the name the next unit would take
+    // ("<now>-<count + 1>") is taken, whatever ms the script runs in.
+    const [seconds, micros] = await redis.time()
+    const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+    const K = 4000
+    const members: (string | number)[] = []
+    for (let ms = nowMs - 1000; ms < nowMs - 1000 + K; ms++) members.push(nowMs + 600_000, `${ms}-${K + 1}`)
+    await redis.zadd(log!, ...members)
+    const batch = await limiter.limit('t', { cost: 3 })
+    expect([batch.allowed, batch.remaining]).toEqual([true, 10_000 - K - 3])
+    expect(await redis.zcard(log!)).toBe(K + 3)
+    const one = await limiter.limit('t')
+    expect(one.allowed).toBe(true)
+    expect(await redis.zcard(log!)).toBe(K + 4)
+    expect(await redis.zcount(log!, nowMs + 600_000, nowMs + 600_000)).toBe(K) // none overwritten
+  })
 })
 
 describe('blocked cache', () => {

@@ -1,15 +1,16 @@
 --[[
-sliding_log-2.lua: sliding log, one decision. Exact: at most `limit` units
+sliding_log-1.lua: sliding log, one decision. Exact: at most `limit` units
 in any trailing windowMs (Redis clock).
 
 The log is a ZSET scored by admission time (ms); each admitted unit adds one
-unique member "<nowMs>-<seq>" (seq from the companion counter), never a bare
-timestamp, so two units in the same millisecond both count. Rejected
+unique member "<nowMs>-<n>", never a bare timestamp, so two units in the
+same millisecond both count. n starts after the current count and ZADD NX
+proves each member new (a taken one, e.g. after the Redis clock stepped
+back, is skipped for the next n), so no sequence key is needed. Rejected
 requests are not recorded. Members with score <= now - windowMs have left
-the window and are removed first. Both keys share the limiter key's hash tag.
+the window and are removed first.
 
-KEYS[1]  log: ZSET member "<ms>-<seq>", score = admission time (ms since epoch)
-KEYS[2]  sequence counter that makes members unique (string integer)
+KEYS[1]  log: ZSET member "<ms>-<n>", score = admission time (ms since epoch)
 ARGV[1]  limit: units admitted per trailing window (integer >= 1)
 ARGV[2]  windowMs: window length (ms, integer >= 1)
 ARGV[3]  cost: units this request takes (integer >= 1)
@@ -30,42 +31,40 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local count = redis.call('ZCARD', KEYS[1])
 
-local function resetAt()
-  local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-  if newest[2] == nil then return now end
-  return tonumber(newest[2]) + window
-end
-
 if cost > limit or count + cost > limit then
-  for i = 1, 2 do
-    if redis.call('PTTL', KEYS[i]) == -1 then
-      redis.call('PEXPIRE', KEYS[i], window)
-    end
+  if count > 0 and redis.call('PTTL', KEYS[1]) == -1 then
+    redis.call('PEXPIRE', KEYS[1], window)
   end
+  local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+  local resetAt = now
+  if newest[2] then resetAt = tonumber(newest[2]) + window end
   local left = math.max(0, limit - count)
   if cost > limit then
-    return { 0, left, resetAt(), -1, now }
+    return { 0, left, resetAt, -1, now }
   end
   -- the (count + cost - limit)-th oldest unit must leave before this cost fits
   local index = count + cost - limit - 1
   local entry = redis.call('ZRANGE', KEYS[1], index, index, 'WITHSCORES')
   local retryAfter = math.max(1, tonumber(entry[2]) + window - now)
-  return { 0, left, resetAt(), retryAfter, now }
+  return { 0, left, resetAt, retryAfter, now }
 end
 
-local seq = redis.call('INCRBY', KEYS[2], cost)
-local batch = {}
-for i = cost - 1, 0, -1 do
-  batch[#batch + 1] = now
-  batch[#batch + 1] = now .. '-' .. (seq - i)
-  if #batch >= 1000 then
-    redis.call('ZADD', KEYS[1], unpack(batch))
-    batch = {}
+local n = count
+if cost == 1 then
+  repeat
+    n = n + 1
+  until redis.call('ZADD', KEYS[1], 'NX', now, now .. '-' .. n) == 1
+else
+  local added = 0
+  while added < cost do
+    local batch = {}
+    for i = 1, math.min(cost - added, 500) do
+      n = n + 1
+      batch[2 * i - 1] = now
+      batch[2 * i] = now .. '-' .. n
+    end
+    added = added + redis.call('ZADD', KEYS[1], 'NX', unpack(batch))
   end
 end
-if #batch > 0 then
-  redis.call('ZADD', KEYS[1], unpack(batch))
-end
 redis.call('PEXPIRE', KEYS[1], window)
-redis.call('PEXPIRE', KEYS[2], window)
 return { 1, limit - count - cost, now + window, 0, now }
