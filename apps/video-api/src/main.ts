@@ -103,7 +103,19 @@ async function main(): Promise<void> {
       process.exit(1)
     }, config.shutdownTimeoutMs)
     force.unref()
+    // A connection still open near the deadline (a stalled upload, a client that never finishes its
+    // request) would hold close() until REQUEST_TIMEOUT_MS and turn the drain into the forced exit 1,
+    // skipping closeAll(): cut what is left shortly before the deadline instead.
+    const cut = setTimeout(
+      () => {
+        app.log.warn('drain deadline near: closing the connections still open')
+        app.server.closeAllConnections()
+      },
+      Math.max(0, config.shutdownTimeoutMs - Math.min(1000, config.shutdownTimeoutMs / 5)),
+    )
+    cut.unref()
     await app.close()
+    clearTimeout(cut)
     await closeAll()
     app.log.info('stopped')
     process.exit(0)

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import net, { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -33,9 +34,11 @@ function freePort(): Promise<number> {
 
 async function start(
   port: number,
+  extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; exited: Promise<number | null>; output: () => string }> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...extraEnv,
     PORT: String(port),
     HOST: '127.0.0.1',
     REDIS_URL: TEST_REDIS_URL,
@@ -82,7 +85,7 @@ describe('src/main.ts as a real process', () => {
     // Two instances at once on one database (PGlite: one process owns the data folder, so one instance).
     const count = testDbKind === 'pg' ? 2 : 1
     const ports = await Promise.all(Array.from({ length: count }, freePort))
-    const instances = await Promise.all(ports.map(start))
+    const instances = await Promise.all(ports.map((port) => start(port)))
     await Promise.all(instances.map((p, i) => waitReady(ports[i]!, p.output)))
 
     const base = (i: number) => `http://127.0.0.1:${ports[i]}`
@@ -115,6 +118,28 @@ describe('src/main.ts as a real process', () => {
     const codes = await Promise.all(instances.map((p) => p.exited))
     expect(codes, instances.map((p) => p.output()).join('\n')).toEqual(instances.map(() => 0))
   })
+
+  it('SIGTERM with a stalled upload open: cuts it before SHUTDOWN_TIMEOUT_MS and still exits 0', async () => {
+    const port = await freePort()
+    const { child, exited, output } = await start(port, {
+      SHUTDOWN_TIMEOUT_MS: '3000',
+      REQUEST_TIMEOUT_MS: '60000',
+    })
+    await waitReady(port, output)
+    const socket = net.connect(port, '127.0.0.1')
+    await once(socket, 'connect')
+    socket.on('error', () => {})
+    // Headers and 4 of 100 body bytes, then nothing: the request never completes.
+    socket.write(
+      'POST /videos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"ti',
+    )
+    await sleep(300)
+    const termAt = Date.now()
+    child.kill('SIGTERM')
+    expect(await exited, output()).toBe(0)
+    expect(Date.now() - termAt).toBeLessThan(3000 + 2000)
+    expect(output()).not.toContain('shutdown timed out')
+  }, 60_000)
 
   it('exits with a message naming the field on a bad config value', async () => {
     const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
