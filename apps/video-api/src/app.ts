@@ -6,6 +6,7 @@ import { createTokenService } from './auth/tokens.js'
 import { installVideoCache } from './cache/install.js'
 import type { VideoCacheSettings } from './cache/settings.js'
 import { type CountersSettings, registerCounters } from './counters/register.js'
+import { QueryCounter } from './db/query_counter.js'
 import type { Database } from './db/types.js'
 import { registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
@@ -80,17 +81,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // (a number is not a title). Query strings are declared as strings and parsed in the route.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   })
+  // Every statement of the app goes through this counter (db_queries_total on /metrics).
+  const queries = new QueryCounter()
+  const db = options.db.withPlugin(queries)
   const tokens = createTokenService(options.jwtSecret, options.jwtTtlS ?? 3600)
-  const videoWriter = new VideoWriter(options.db, (error) =>
+  const videoWriter = new VideoWriter(db, (error) =>
     app.log.error({ err: error }, 'onVideoChanged hook failed'),
   )
-  const reader = new SqlVideoReader(options.db)
+  const reader = new SqlVideoReader(db)
   const deps: RouteDeps = {
-    db: options.db,
+    db,
     redis: options.redis,
     keys: new KeySpace(options.redisPrefix ?? 'va'),
     tokens,
-    users: new UserRepository(options.db),
+    users: new UserRepository(db),
     videos: options.wrapReader ? options.wrapReader(reader) : reader,
     videoWriter,
     interactions: new Interactions(options.redis, {
@@ -126,6 +130,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     })
   }
   const registry = registerMetrics(app)
+  queries.register(registry)
   if (options.cache) {
     const cache = installVideoCache(
       { ...deps, prefix: deps.keys.prefix, registry, log: app.log, reader: deps.videos, writer: videoWriter },
@@ -138,7 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const settings = options.interactionFlush === true ? {} : options.interactionFlush
     const flush = startInteractionFlush({
       redis: options.redis,
-      db: options.db,
+      db,
       prefix: deps.keys.prefix,
       registry,
       log: app.log,

@@ -1,0 +1,40 @@
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  UnknownRow,
+} from 'kysely'
+import { Counter, type Registry } from 'prom-client'
+
+/**
+ * A Kysely plugin counting every statement the app executes (builders, raw `sql`,
+ * statements inside transactions), exported as `db_queries_total` on /metrics:
+ * the benchmark's per-instance database load.
+ */
+export class QueryCounter implements KyselyPlugin {
+  private count = 0
+
+  transformQuery(args: PluginTransformQueryArgs): PluginTransformQueryArgs['node'] {
+    this.count++
+    return args.node
+  }
+
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(args.result)
+  }
+
+  /** Registers `db_queries_total` (statements executed by this app) on `registry`. */
+  register(registry: Registry): void {
+    const counter = this
+    new Counter({
+      name: 'db_queries_total',
+      help: 'Database statements executed by this app (Kysely plugin)',
+      registers: [registry],
+      collect() {
+        this.reset()
+        this.inc(counter.count)
+      },
+    })
+  }
+}

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
+
+async function dbQueries(t: TestApp): Promise<number> {
+  const res = await t.app.inject({ method: 'GET', url: '/metrics' })
+  const match = /^db_queries_total (\d+)$/m.exec(res.body)
+  if (!match) throw new Error('db_queries_total missing from /metrics')
+  return Number(match[1])
+}
+
+describe('db_queries_total', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await createTestApp('dbqueries')
+  })
+  afterAll(async () => {
+    await t.close()
+  })
+
+  it('counts the statements the app runs: one per uncached video read, none for a route without SQL', async () => {
+    const user = await registerUser(t.app, 'dbq_owner')
+    const video = await createVideo(t.app, user.auth)
+    const before = await dbQueries(t)
+    for (let i = 0; i < 3; i++) {
+      const res = await t.app.inject({ method: 'GET', url: `/videos/${video.id}` })
+      expect(res.statusCode).toBe(200)
+    }
+    const afterReads = await dbQueries(t)
+    // No cache in test apps: each read is at least one statement.
+    expect(afterReads - before).toBeGreaterThanOrEqual(3)
+    await t.app.inject({ method: 'GET', url: '/healthz' })
+    expect(await dbQueries(t)).toBe(afterReads)
+  })
+})
