@@ -1,0 +1,121 @@
+import { createHmac } from 'node:crypto'
+import type pg from 'pg'
+import type { ModeDeployment, ModeName } from './modes.js'
+
+/** Durations and sizes of one bench run (`--quick` or full). */
+export interface Params {
+  quick: boolean
+  videos: number
+  users: number
+  instances: number
+  /** Cache TTL (ms) of floodgate's lower bound and of the older design's fixed TTL. */
+  ttlMs: number
+  /** Offered read load (req/s, all instances together). */
+  readRate: number
+  connections: number
+  hotKeyS: number
+  hotKeys: number
+  penetrationS: number
+  avalancheS: number
+  avalancheWarm: number
+  redisDownAtS: number
+  redisDownS: number
+  likeStormS: number
+  likeRate: number
+  abusiveBaselineS: number
+  abusiveS: number
+}
+
+export const QUICK: Params = {
+  quick: true,
+  videos: 5_000,
+  users: 1_000,
+  instances: 2,
+  ttlMs: 3_000,
+  readRate: 300,
+  connections: 16,
+  hotKeyS: 6,
+  hotKeys: 500,
+  penetrationS: 3,
+  avalancheS: 8,
+  avalancheWarm: 1_000,
+  redisDownAtS: 3,
+  redisDownS: 3,
+  likeStormS: 5,
+  likeRate: 300,
+  abusiveBaselineS: 2,
+  abusiveS: 3,
+}
+
+export const FULL: Params = {
+  quick: false,
+  videos: 100_000,
+  users: 2_000,
+  instances: 4,
+  ttlMs: 12_000,
+  readRate: 600,
+  connections: 32,
+  hotKeyS: 30,
+  hotKeys: 2_000,
+  penetrationS: 15,
+  avalancheS: 40,
+  avalancheWarm: 5_000,
+  redisDownAtS: 18,
+  redisDownS: 10,
+  likeStormS: 60,
+  likeRate: 500,
+  abusiveBaselineS: 5,
+  abusiveS: 15,
+}
+
+/** What every scenario gets: the deployments, the catalog, users and the admin connection. */
+export interface Context {
+  params: Params
+  deployments: Record<ModeName, ModeDeployment>
+  /** Published public live video ids by popularity rank (rank 1 first). */
+  idsByRank: string[]
+  /** Ids above every video id (never exist). */
+  missingIdFloor: bigint
+  /** User ids (digits) of the seeded users. */
+  userIds: string[]
+  jwtSecret: string
+  /** Connected to database `postgres` (pg_stat_database, per-mode row checks use their own clients). */
+  admin: pg.Client
+  /** The per-mode database name. */
+  databaseOf(mode: ModeName): string
+  log(message: string): void
+}
+
+/** An HS256 bearer token video-api accepts (iss video-api, sub = user id, 1 h). */
+export function bearer(secret: string, userId: string): string {
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
+  const now = Math.floor(Date.now() / 1000)
+  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: userId, iss: 'video-api', iat: now, exp: now + 3600 })}`
+  return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`
+}
+
+/**
+ * A normal user's address (X-Forwarded-For, TRUST_PROXY=true): one of 256 in 10.0.0.0/24, so
+ * the rate limiter's per-address keys stay a fixed set and no normal address nears its quota.
+ */
+export function randomIp(): string {
+  return `10.0.0.${Math.floor(Math.random() * 256)}`
+}
+
+/** Zipf(s=1) sampler over ranks 0..n-1 (inverse transform on the CDF). */
+export function zipf(n: number): () => number {
+  const cdf = new Float64Array(n)
+  let total = 0
+  for (let r = 0; r < n; r++) cdf[r] = total += 1 / (r + 1)
+  return () => {
+    const u = Math.random() * total
+    let lo = 0
+    let hi = n - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (cdf[mid]! < u) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+}

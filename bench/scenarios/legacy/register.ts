@@ -1,0 +1,31 @@
+/**
+ * Preload (`node --import tsx --import ./bench/scenarios/legacy/register.ts apps/video-api/src/main.ts`)
+ * that gives video-api's `CACHE_MODE=legacy` its reader wrapper: the older design
+ * (legacy_cache.ts). Its settings come from the environment: LEGACY_TTL_MS (fixed TTL, ms,
+ * default 300000), LEGACY_NULL_TTL_MS (ms, default 60000). Lock 5 s, waiters poll every 50 ms
+ * for up to 2 s, as in the seed.
+ */
+import type { Redis } from 'ioredis'
+import { LegacyCache } from './legacy_cache.js'
+import { LegacyVideoReader, type ReaderLike } from './legacy_reader.js'
+
+const envMs = (name: string, fallback: number): number => {
+  const text = process.env[name]
+  if (text === undefined) return fallback
+  const n = Number(text)
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error(`${name} must be a positive integer (ms), got ${text}`)
+  return n
+}
+
+;(globalThis as Record<symbol, unknown>)[Symbol.for('video-api.readerWrapper')] = (
+  reader: ReaderLike,
+  deps: { redis: Redis; prefix: string },
+) =>
+  new LegacyVideoReader(
+    reader,
+    new LegacyCache(deps.redis, deps.prefix, {
+      ttlMs: envMs('LEGACY_TTL_MS', 300_000),
+      nullTtlMs: envMs('LEGACY_NULL_TTL_MS', 60_000),
+    }),
+  )

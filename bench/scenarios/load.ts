@@ -1,0 +1,91 @@
+import { createRequire } from 'node:module'
+import type { Recorder } from './recorder.js'
+
+const require = createRequire(import.meta.url)
+type RawRequest = { method?: string; path?: string; headers?: Record<string, string> }
+interface Instance {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void
+  on(event: 'reqError', listener: (error: Error) => void): void
+}
+const autocannon = require('autocannon') as (
+  options: Record<string, unknown>,
+  done: (error: Error | null) => void,
+) => Instance
+
+/** One request the generator chose. */
+export interface RequestSpec {
+  method: 'GET' | 'PUT' | 'DELETE' | 'POST'
+  path: string
+  headers?: Record<string, string>
+}
+
+export interface LoadOptions {
+  /** video-api base URLs; the load is split evenly over them (one autocannon per instance). */
+  bases: readonly string[]
+  /** Connections in total. */
+  connections: number
+  durationS: number
+  /** Offered load in total (req/s); undefined = as fast as the connections go (closed loop). */
+  rate?: number
+  next: () => RequestSpec
+  recorder: Recorder
+}
+
+/**
+ * HTTP load with autocannon (programmatic API, in this process: never the
+ * service's). Every answer goes to `recorder` with its latency. Resolves when
+ * the duration is over.
+ */
+export async function load(options: LoadOptions): Promise<void> {
+  const n = options.bases.length
+  await Promise.all(
+    options.bases.map(
+      (base) =>
+        new Promise<void>((resolve, reject) => {
+          const instance = autocannon(
+            {
+              url: base,
+              connections: Math.max(1, Math.round(options.connections / n)),
+              duration: options.durationS,
+              ...(options.rate ? { overallRate: Math.max(1, Math.round(options.rate / n)) } : {}),
+              timeout: 10,
+              requests: [
+                {
+                  setupRequest: (req: RawRequest) => {
+                    const spec = options.next()
+                    req.method = spec.method
+                    req.path = spec.path
+                    req.headers = spec.headers ?? {}
+                    return req
+                  },
+                },
+              ],
+            },
+            (error) => (error ? reject(error) : resolve()),
+          )
+          instance.on('response', (_client, status, _bytes, ms) => options.recorder.response(status, ms))
+          instance.on('reqError', () => options.recorder.error())
+        }),
+    ),
+  )
+}
+
+/** `count` GETs of `paths` with `concurrency` in flight, round-robin over `bases` (warming a cache "at once"). */
+export async function burst(
+  bases: readonly string[],
+  paths: readonly string[],
+  concurrency: number,
+): Promise<number> {
+  let next = 0
+  let failed = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      for (let i = next++; i < paths.length; i = next++) {
+        const res = await fetch(`${bases[(i + w) % bases.length]}${paths[i]}`).catch(() => undefined)
+        if (!res?.ok) failed++
+        await res?.arrayBuffer()
+      }
+    }),
+  )
+  return failed
+}

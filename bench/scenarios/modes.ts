@@ -1,0 +1,134 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createWriteStream } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Redis } from 'ioredis'
+import { freePort, PrivateRedisServer, stop, track, waitFor } from './processes.js'
+
+/** The three designs every scenario runs side by side. */
+export type ModeName = 'none' | 'legacy' | 'floodgate'
+export const MODES: readonly ModeName[] = ['none', 'legacy', 'floodgate']
+export const MODE_LABEL: Record<ModeName, string> = {
+  none: 'no cache',
+  legacy: 'older design',
+  floodgate: 'floodgate',
+}
+export const MODE_COLOR: Record<ModeName, string> = {
+  none: '#d62728',
+  legacy: '#ff7f0e',
+  floodgate: '#1f77b4',
+}
+
+/** Rate-limit quotas of every instance (per 10 s window); the abusive-client scenario floods past them. */
+export const QUOTAS = { windowMs: 10_000, user: 300, anonymous: 300, write: 2_000 } as const
+
+export interface ModeOptions {
+  mode: ModeName
+  database: string
+  instances: number
+  /** Cache TTL (ms): floodgate draws from [ttlMs, 2 × ttlMs], the older design uses ttlMs fixed. */
+  ttlMs: number
+  jwtSecret: string
+  logDir: string
+}
+
+const repo = fileURLToPath(new URL('../../', import.meta.url))
+export const pgUrl = (database: string) => `postgres://postgres@127.0.0.1:5432/${database}`
+
+/** One mode's deployment: its own database (a template copy), its own private Redis, N video-api processes. */
+export class ModeDeployment {
+  readonly redisServer: PrivateRedisServer
+  readonly bases: string[] = []
+  private readonly children: ChildProcess[] = []
+  redis!: Redis
+  readonly prefix = 'va'
+
+  private constructor(
+    readonly options: ModeOptions,
+    redisPort: number,
+  ) {
+    this.redisServer = new PrivateRedisServer(redisPort, `${options.logDir}/redis-${options.mode}.log`)
+  }
+
+  get mode(): ModeName {
+    return this.options.mode
+  }
+
+  static async start(options: ModeOptions): Promise<ModeDeployment> {
+    const d = new ModeDeployment(options, await freePort())
+    await d.redisServer.start()
+    d.redis = new Redis(d.redisServer.url, { maxRetriesPerRequest: 1, retryStrategy: () => 200 })
+    d.redis.on('error', () => {})
+    const ports = await Promise.all(Array.from({ length: options.instances }, () => freePort()))
+    for (const port of ports) d.children.push(d.spawnInstance(port))
+    for (const port of ports) {
+      const base = `http://127.0.0.1:${port}`
+      await waitFor(
+        `${options.mode} video-api on ${port}`,
+        async () => (await fetch(`${base}/healthz`)).ok,
+        60_000,
+      )
+      d.bases.push(base)
+    }
+    return d
+  }
+
+  private spawnInstance(port: number): ChildProcess {
+    const o = this.options
+    const log = createWriteStream(`${o.logDir}/video-api-${o.mode}-${port}.log`)
+    const args = ['--conditions=floodgate-source', '--import', 'tsx']
+    if (o.mode === 'legacy') args.push('--import', `${repo}bench/scenarios/legacy/register.ts`)
+    args.push(`${repo}apps/video-api/src/main.ts`)
+    const child = track(
+      spawn(process.execPath, args, {
+        cwd: repo,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          ...process.env,
+          PORT: String(port),
+          DATABASE_URL: pgUrl(o.database),
+          DB_POOL_MAX: '5',
+          REDIS_URL: this.redisServer.url,
+          REDIS_PREFIX: this.prefix,
+          JWT_SECRET: o.jwtSecret,
+          SEED_ON_EMPTY: 'false',
+          LOG_LEVEL: 'warn',
+          CACHE_MODE: o.mode,
+          CACHE_TTL_MIN_MS: String(o.ttlMs),
+          CACHE_TTL_MAX_MS: String(2 * o.ttlMs),
+          LEGACY_TTL_MS: String(o.ttlMs),
+          TRUST_PROXY: 'true',
+          RATE_LIMIT_ENABLED: 'true',
+          RATE_LIMIT_USER_LIMIT: String(QUOTAS.user),
+          RATE_LIMIT_USER_WINDOW_MS: String(QUOTAS.windowMs),
+          RATE_LIMIT_ANONYMOUS_LIMIT: String(QUOTAS.anonymous),
+          RATE_LIMIT_ANONYMOUS_WINDOW_MS: String(QUOTAS.windowMs),
+          RATE_LIMIT_WRITE_LIMIT: String(QUOTAS.write),
+          RATE_LIMIT_WRITE_WINDOW_MS: String(QUOTAS.windowMs),
+        },
+      }),
+    )
+    child.stdout?.pipe(log)
+    child.stderr?.pipe(log)
+    return child
+  }
+
+  /** Deletes this mode's read-cache keys (floodgate `va:c:*`, older design `va:legacy:*`) from its private Redis. */
+  async clearCache(): Promise<number> {
+    let deleted = 0
+    for (const pattern of [`${this.prefix}:c:*`, `${this.prefix}:legacy:*`]) {
+      let cursor = '0'
+      do {
+        const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+        cursor = next
+        if (keys.length > 0) deleted += await this.redis.unlink(...keys)
+      } while (cursor !== '0')
+    }
+    return deleted
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.children.map((c) => stop(c)))
+    this.redis?.disconnect()
+    await this.redisServer.stop()
+  }
+}

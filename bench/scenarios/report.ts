@@ -1,0 +1,107 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { renderChart } from './chart/line_chart.js'
+import { MODE_LABEL, MODES } from './modes.js'
+import type { ScenarioResult } from './scenario.js'
+
+export interface Environment {
+  date: string
+  command: string
+  node: string
+  redis: string
+  postgres: string
+  cpu: string
+  loadAverage: string
+  params: unknown
+  elapsedS?: number
+}
+
+/** Columns of each scenario that go into the summary table (by column name). */
+const HEADLINE: Record<string, string[]> = {
+  'hot-key-expiry': ['DB q/s (peak)', 'p99.9 ms'],
+  penetration: ['DB queries', 'Redis keys added'],
+  avalanche: ['DB q/s (peak)', 'error rate', 'p99 ms'],
+  'like-storm': ['ops/s (2xx)', 'flush lag p99 s', 'DB rows == Redis'],
+  'abusive-client': ['admitted / bound', 'normal p99 ms during'],
+}
+
+function table(columns: string[], rows: string[][]): string {
+  const esc = (s: string) => s.replace(/\|/g, '\\|')
+  return [
+    `| ${columns.map(esc).join(' | ')} |`,
+    `|${columns.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n')
+}
+
+/** The summary table (one row per scenario, one column per mode): also the README section's table. */
+export function summaryTable(results: ScenarioResult[], chartDir: string): string {
+  const rows = results.map((r) => {
+    const picks = (HEADLINE[r.id] ?? [r.columns[0]!]).map((c) => r.columns.indexOf(c)).filter((i) => i >= 0)
+    return [
+      `[${r.title}](${chartDir}/${r.id}.svg)`,
+      ...MODES.map((m) => picks.map((i) => `${r.columns[i]} ${r.rows[m][i]}`).join('; ')),
+    ]
+  })
+  return table(['scenario', ...MODES.map((m) => MODE_LABEL[m])], rows)
+}
+
+/** Writes REPORT.md, one SVG chart and one raw JSON per scenario. Returns the REPORT.md path. */
+export function writeReport(outDir: string, env: Environment, results: ScenarioResult[]): string {
+  const chartDir = join(outDir, 'scenarios')
+  mkdirSync(chartDir, { recursive: true })
+  for (const r of results) {
+    writeFileSync(join(chartDir, `${r.id}.svg`), `${renderChart(r.chart)}\n`)
+    writeFileSync(
+      join(chartDir, `${r.id}.json`),
+      `${JSON.stringify({ environment: env, id: r.id, title: r.title, description: r.description, columns: r.columns, rows: r.rows, invariants: r.invariants, raw: r.raw }, null, 1)}\n`,
+    )
+  }
+  const rel = relative(outDir, chartDir) || '.'
+  const lines = [
+    '# Flood scenarios: no cache vs the older design vs floodgate',
+    '',
+    `Run ${env.date} with \`${env.command}\`${env.elapsedS ? ` (${env.elapsedS} s)` : ''}.`,
+    '',
+    `- Node ${env.node}; Redis ${env.redis}; PostgreSQL ${env.postgres}`,
+    `- CPU: ${env.cpu}; load average at the start: ${env.loadAverage} (a shared machine: other work ran alongside)`,
+    `- Parameters: \`${JSON.stringify(env.params)}\``,
+    '',
+    'Three modes, same run, same machine, one after the other per scenario: **no cache** (reads go to',
+    'PostgreSQL), **older design** (cache-aside with a Redis `SET NX` lock, waiters polling every 50 ms for up',
+    'to 2 s, null sentinel, one fixed TTL, singleflight per process; no Bloom gate, no SWR, no L1:',
+    '`bench/scenarios/legacy/`), **floodgate** (the service as shipped). Each mode has its own database',
+    '(a copy of one seeded catalog), its own private redis-server and its own video-api processes; the load',
+    'generator (autocannon, programmatic) runs in the bench process, never in a service. Latency percentiles',
+    'come from hdr-histogram-js over every answer. DB queries = transactions of the mode’s database in',
+    '`pg_stat_database` (`xact_commit + xact_rollback`; each autocommit statement is one), which PostgreSQL',
+    'publishes about once a second, so a burst can land in the next second.',
+    '',
+    '## Summary',
+    '',
+    summaryTable(results, rel),
+    '',
+  ]
+  for (const r of results) {
+    lines.push(
+      `## ${r.title}`,
+      '',
+      r.description,
+      '',
+      table(
+        ['mode', ...r.columns],
+        MODES.map((m) => [MODE_LABEL[m], ...r.rows[m].map(String)]),
+      ),
+      '',
+      `![${r.title}](${rel}/${r.id}.svg)`,
+      '',
+      ...r.invariants.map((i) => `- invariant **${i.name}**: ${i.ok ? 'holds' : '**FAILED**'} (${i.detail})`),
+      '',
+      `Raw data: [${rel}/${r.id}.json](${rel}/${r.id}.json)`,
+      '',
+    )
+  }
+  const file = join(outDir, 'REPORT.md')
+  writeFileSync(file, lines.join('\n'))
+  return file
+}

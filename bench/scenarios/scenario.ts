@@ -1,0 +1,103 @@
+import type { Chart, Series } from './chart/line_chart.js'
+import type { Context } from './context.js'
+import { MODE_COLOR, MODE_LABEL, MODES, type ModeName } from './modes.js'
+import type { PhaseResult } from './phase.js'
+
+export interface Invariant {
+  name: string
+  ok: boolean
+  detail: string
+}
+
+/** What a scenario hands the report: a summary table (one row per mode), a chart, raw data, invariants. */
+export interface ScenarioResult {
+  id: string
+  title: string
+  /** What was run, in one paragraph (markdown). */
+  description: string
+  columns: string[]
+  rows: Record<ModeName, Array<string | number>>
+  chart: Chart
+  invariants: Invariant[]
+  raw: Record<ModeName, unknown>
+}
+
+export interface Scenario {
+  id: string
+  run(ctx: Context): Promise<ScenarioResult>
+}
+
+/** One line per mode from a per-mode series. */
+export function modeSeries(
+  values: Record<ModeName, number[]>,
+  options: { dashed?: boolean; suffix?: string } = {},
+): Series[] {
+  return MODES.map((m) => ({
+    name: `${MODE_LABEL[m]}${options.suffix ?? ''}`,
+    color: MODE_COLOR[m],
+    dashed: options.dashed,
+    points: values[m].map((y, i) => [i + 1, y] as [number, number]),
+  }))
+}
+
+/** Per-second latency percentile of the traffic class `name`. */
+export function latencyLine(phase: PhaseResult, name: string, key: 'p50' | 'p99' | 'p999'): number[] {
+  return (phase.recorders[name]?.timeline() ?? []).map((s) => s[key])
+}
+
+export const perSecond = (total: number, seconds: number) => Math.round(total / Math.max(1, seconds))
+
+/** Fails when any answer was a 5xx (socket errors are reported separately). */
+export function no5xx(phases: Record<ModeName, PhaseResult>, allowDuringOutage = false): Invariant {
+  const counts = MODES.map((m) => {
+    const total = Object.values(phases[m].recorders).reduce((s, r) => s + r.total.serverErrors, 0)
+    return `${MODE_LABEL[m]} ${total}`
+  })
+  const bad = MODES.some((m) => Object.values(phases[m].recorders).some((r) => r.total.serverErrors > 0))
+  return {
+    name: allowDuringOutage ? 'no 5xx (reported; Redis outage scenario)' : 'no 5xx',
+    ok: allowDuringOutage || !bad,
+    detail: counts.join(', '),
+  }
+}
+
+export function forEachMode<T>(
+  ctx: Context,
+  title: string,
+  fn: (mode: ModeName) => Promise<T>,
+): Promise<Record<ModeName, T>> {
+  return (async () => {
+    const out = {} as Record<ModeName, T>
+    for (const mode of MODES) {
+      ctx.log(`${title}: ${MODE_LABEL[mode]}`)
+      out[mode] = await fn(mode)
+    }
+    return out
+  })()
+}
+
+/** A record with one entry per mode. */
+export function byMode<T>(fn: (mode: ModeName) => T): Record<ModeName, T> {
+  return Object.fromEntries(MODES.map((m) => [m, fn(m)])) as Record<ModeName, T>
+}
+
+/** The raw JSON of a phase. */
+export function summarize(phase: PhaseResult): unknown {
+  return {
+    durationS: phase.durationS,
+    dbTotal: phase.dbTotal,
+    dbPerSecond: phase.dbPerSecond,
+    samples: phase.samples,
+    classes: Object.fromEntries(
+      Object.entries(phase.recorders).map(([name, r]) => [
+        name,
+        { total: r.total, percentilesMs: r.percentiles(), timeline: r.timeline() },
+      ]),
+    ),
+  }
+}
+
+/** Panel data: DB queries per second of each mode. */
+export function dbSeries(phases: Record<ModeName, PhaseResult>): Series[] {
+  return modeSeries(byMode((m) => phases[m].dbPerSecond))
+}
