@@ -53,5 +53,6 @@ if now < allowAt - 1e-9 then
   return { 0, remainingAt(tat), math.ceil(tat), math.max(1, math.ceil(allowAt - now)), now }
 end
 
-redis.call('SET', KEYS[1], string.format('%.17g', newTat), 'PX', math.max(1, math.ceil(newTat - now)))
+-- a Lua number argument is written in its shortest round-trip form (exact, no string.format)
+redis.call('SET', KEYS[1], newTat, 'PX', math.max(1, math.ceil(newTat - now)))
 return { 1, remainingAt(newTat), math.ceil(newTat), 0, now }

@@ -55,6 +55,7 @@ if cost > burst or tokens < cost then
 end
 
 tokens = tokens - cost
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'ts', math.max(ts, now))
+-- a Lua number argument is written in its shortest round-trip form (exact, no string.format)
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', math.max(ts, now))
 redis.call('PEXPIRE', KEYS[1], fullIn(tokens) + 1)
 return { 1, math.floor(tokens + 1e-9), now + fullIn(tokens), 0, now }
