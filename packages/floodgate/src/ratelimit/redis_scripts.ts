@@ -48,9 +48,14 @@ export function prepareRateLimitScript(keySpace: KeySpace, policy: RateLimitPoli
   const burstArg = String(policy.burst)
   const suffix0 = `:${suffixes[0]}`
   const suffix1 = suffixes.length > 1 ? `:${suffixes[1]}` : undefined
+  // keySpace.tagged(area, `${name}:${key}`) without its brace-escaping regex when the key has no brace
+  const head = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:`).slice(0, -1)
   const toDecision = (reply: unknown): Decision => decisionOf(script.name, reply)
   return (client, key, cost) => {
-    const tagged = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
+    const tagged =
+      key.indexOf('{') === -1 && key.indexOf('}') === -1
+        ? `${head + key}}`
+        : keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
     const argv: (string | number)[] = [script.sha1, script.numberOfKeys, tagged + suffix0]
     if (suffix1 !== undefined) argv.push(tagged + suffix1)
     argv.push(limitArg, windowArg, cost === 1 ? '1' : String(cost))

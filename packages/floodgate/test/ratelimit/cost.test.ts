@@ -74,6 +74,18 @@ describe.each(ALGORITHMS)('%s cost', (algorithm) => {
   })
 })
 
+describe('keys', () => {
+  it('stores under the keys rateLimitKeys names, braces in the caller key escaped', async () => {
+    for (const key of ['plain-key', 'a{b}c', '}{']) {
+      const limiter = limiterFor('fixedWindow')
+      await limiter.limit(key, { cost: 2 })
+      const [counter] = rateLimitKeys(keySpace, limiter.policy, key)
+      expect(counter).not.toMatch(/\{.*\{|\}.*\}/) // one hash tag, whatever the key holds
+      expect(await redis.get(counter!)).toBe('2')
+    }
+  })
+})
+
 describe('sliding log', () => {
   it('records one unique member per admitted unit and none for a rejected request', async () => {
     const limiter = limiterFor('slidingLog')
