@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { type InteractionOptions, Interactions, KeySpace, type RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
+import { readInstallationId } from './auth/installation.js'
 import { createTokenService } from './auth/tokens.js'
 import { installVideoCache } from './cache/install.js'
 import type { VideoCacheSettings } from './cache/settings.js'
@@ -84,7 +85,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Every statement of the app goes through this counter (db_queries_total on /metrics).
   const queries = new QueryCounter()
   const db = options.db.withPlugin(queries)
-  const tokens = createTokenService(options.jwtSecret, options.jwtTtlS ?? 3600)
+  // Tokens carry this database's installation id (aud): a token from another database is refused.
+  const installationId = await readInstallationId(options.db)
+  const tokens = createTokenService(options.jwtSecret, options.jwtTtlS ?? 3600, installationId)
   const videoWriter = new VideoWriter(db, (error) =>
     app.log.error({ err: error }, 'onVideoChanged hook failed'),
   )

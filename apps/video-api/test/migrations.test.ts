@@ -24,7 +24,11 @@ describe('migrations under concurrency', () => {
         (r[0] ?? { ok: false, error: 'no report' }) as { ok: boolean; applied?: string[]; error?: string },
     )
     expect(results.map((r) => r.error ?? 'ok')).toEqual(['ok', 'ok', 'ok'])
-    expect(results.flatMap((r) => r.applied ?? [])).toEqual(['0001_initial', '0002_interactions'])
+    expect(results.flatMap((r) => r.applied ?? [])).toEqual([
+      '0001_initial',
+      '0002_interactions',
+      '0003_service_meta',
+    ])
 
     const client = new pg.Client({ connectionString: TEST_PG_URL })
     await client.connect()
@@ -37,6 +41,7 @@ describe('migrations under concurrency', () => {
         'interaction_watermarks',
         'kysely_migration',
         'kysely_migration_lock',
+        'service_meta',
         'users',
         'video_favorites',
         'video_likes',
@@ -45,7 +50,10 @@ describe('migrations under concurrency', () => {
         'videos',
       ])
       const applied = await client.query(`select name from "${schema}".kysely_migration`)
-      expect(applied.rowCount).toBe(2)
+      expect(applied.rowCount).toBe(3)
+      // one installation id, created once whatever the number of migrating processes
+      const meta = await client.query(`select installation_id from "${schema}".service_meta`)
+      expect(meta.rowCount).toBe(1)
     } finally {
       await client.end()
     }

@@ -48,6 +48,12 @@ export interface VideoPopularityTable {
   rank: number
 }
 
+/** One row (migration 0003): this database's random installation id, the audience of its tokens. */
+export interface ServiceMetaTable {
+  one: ColumnType<boolean, never, never>
+  installation_id: string
+}
+
 export interface Database {
   users: UsersTable
   videos: VideosTable
@@ -55,6 +61,7 @@ export interface Database {
   video_favorites: VideoLikesTable
   video_plays: VideoPlaysTable
   video_popularity: VideoPopularityTable
+  service_meta: ServiceMetaTable
 }
 
 export type UserRow = Selectable<UsersTable>
