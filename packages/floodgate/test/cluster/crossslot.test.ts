@@ -159,6 +159,9 @@ describe('on Redis Cluster, through the public APIs', () => {
         timeoutMs: 2000,
         fallback: 'failClosed',
       })
+      // many keys in one tick (keys on every master): nothing may batch them across nodes
+      const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => limiter.limit(`burst${i}`)))
+      expect(burst.map((a) => a.source)).toEqual(Array(30).fill('redis'))
       for (const key of ['alice', 'bob', 'carol']) {
         const answers = [await limiter.limit(key), await limiter.limit(key), await limiter.limit(key)]
         expect(answers.map((a) => [a.allowed, a.source])).toEqual([
