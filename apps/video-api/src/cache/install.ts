@@ -1,5 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
-import { BloomFilter, type BloomGate, createCache, type RedisClient } from 'floodgate'
+import { BloomFilter, type BloomGate, createCache, LockTimeoutError, type RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { Registry } from 'prom-client'
 import type { Database } from '../db/types.js'
@@ -93,6 +94,19 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
   }
   const rebuildQuietly = () =>
     rebuildBloom().catch((error: unknown) => deps.log.warn({ err: error }, 'bloom filter rebuild failed'))
+  // At start a transient Redis error must not leave the gate open for good: retry with backoff
+  // (1 s doubling, 6 attempts); another instance holding the rebuild lock is building it already.
+  const rebuildAtStart = async () => {
+    for (let attempt = 1; attempt <= 6; attempt++) {
+      try {
+        return await rebuildBloom()
+      } catch (error) {
+        if (error instanceof LockTimeoutError) return deps.log.info('bloom filter rebuild running elsewhere')
+        deps.log.warn({ err: error, attempt }, 'bloom filter rebuild failed')
+        await sleep(1000 * 2 ** (attempt - 1))
+      }
+    }
+  }
 
   deps.writer.onVideoChanged(async (id, change) => {
     if (change === 'created') {
@@ -109,7 +123,7 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     await feed.invalidate([...new Set([FEED_SIZE, ...reader.feedLimits])].map((n) => `recommend:${n}`))
   })
 
-  const rebuilt = s.rebuildBloomAtStart ? rebuildQuietly() : Promise.resolve()
+  const rebuilt = s.rebuildBloomAtStart ? rebuildAtStart() : Promise.resolve()
   return {
     reader,
     bloom,
