@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { KnownUsers } from '../auth/known_users.js'
 import type { TokenService } from '../auth/tokens.js'
 import { unauthorized } from './api_error.js'
 
@@ -9,19 +10,29 @@ declare module 'fastify' {
   }
 }
 
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
 /**
  * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous.
- * A header that is present but malformed, expired, tampered or signed with
- * another algorithm is refused with 401 even on public routes.
+ * A header that is present but malformed, expired, tampered, signed with
+ * another algorithm or issued for another database is refused with 401 even on
+ * public routes. On writes (any method but GET, HEAD, OPTIONS) the token's user
+ * must also exist in the database (a {@link KnownUsers} LRU keeps that cheap):
+ * a validly signed token of a user the database does not have (e.g. after a
+ * reset that kept service_meta) gets 401 instead of writing events the flush
+ * can never apply (foreign keys). Reads skip that lookup.
  */
 export function registerAuth(app: FastifyInstance, tokens: TokenService): void {
   app.decorateRequest('userId', undefined)
+  const known = new KnownUsers((id) => app.deps.users.exists(id))
   app.addHook('onRequest', async (request) => {
     const header = request.headers.authorization
     if (header === undefined) return
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
     if (userId === undefined) throw unauthorized('bearer token is malformed, expired or invalid')
+    if (!READ_METHODS.has(request.method) && !(await known.exists(userId)))
+      throw unauthorized('the token is for a user that does not exist')
     request.userId = userId
   })
 }

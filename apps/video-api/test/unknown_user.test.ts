@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import { InteractionKeys } from 'floodgate'
+import { Redis } from 'ioredis'
+import { sql } from 'kysely'
+import { Registry } from 'prom-client'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../src/app.js'
+import { startInteractionFlush } from '../src/interactions/flush.js'
+import { createVideo, registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { createTestDatabase, type TestDatabase } from './support/database.js'
+
+let app: FastifyInstance
+let database: TestDatabase
+let redis: Redis
+const prefix = `vatest:unknown:${process.pid}:${randomBytes(3).toString('hex')}`
+const UNKNOWN = '987654321'
+
+beforeAll(async () => {
+  database = await createTestDatabase('unknown')
+  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  // no flush consumer here: the second test starts its own, after the events are in the stream
+  app = await buildApp({
+    db: database.db,
+    redis,
+    redisPrefix: prefix,
+    jwtSecret: TEST_JWT_SECRET,
+    interactions: { partitions: 1 },
+  })
+})
+
+afterAll(async () => {
+  await app.close()
+  const keys = await redis.keys(`${prefix}*`)
+  if (keys.length > 0) await redis.unlink(...keys)
+  redis.disconnect()
+  await database.close()
+})
+
+describe('a validly signed token of a user the database does not have', () => {
+  it('is refused with 401 on writes (no event reaches the stream)', async () => {
+    const alice = await registerUser(app, `alice_${randomBytes(3).toString('hex')}`)
+    const video = (await createVideo(app, alice.auth)).id
+    const ghost = { authorization: `Bearer ${app.deps.tokens.issue(UNKNOWN)}` }
+    for (const [method, url] of [
+      ['PUT', `/videos/${video}/like`],
+      ['PUT', `/videos/${video}/favorite`],
+      ['POST', '/videos'],
+    ] as const) {
+      const res = await app.inject({
+        method,
+        url,
+        headers: ghost,
+        payload: method === 'POST' ? {} : undefined,
+      })
+      expect(res.statusCode).toBe(401)
+      expect(res.json<{ code: string }>().code).toBe('UNAUTHORIZED')
+    }
+    const keys = new InteractionKeys(prefix, 1)
+    expect(await redis.xlen(keys.stream(0))).toBe(0)
+    // a real user still writes
+    const ok = await app.inject({ method: 'PUT', url: `/videos/${video}/like`, headers: alice.auth })
+    expect(ok.statusCode).toBe(200)
+  })
+
+  it('an event that violates a foreign key is dead-lettered after maxDeliveries; the rest of its batch applies', async () => {
+    const bob = await registerUser(app, `bob_${randomBytes(3).toString('hex')}`)
+    const video = (await createVideo(app, bob.auth)).id
+    const keys = new InteractionKeys(prefix, 1)
+    const before = await redis.xlen(keys.stream(0))
+    // what a write with an unknown user used to leave in the stream, between two good events
+    await app.deps.interactions.setFavorited(video, bob.userId, true)
+    await app.deps.interactions.setLiked(video, UNKNOWN, true)
+    await app.deps.interactions.setLiked(video, bob.userId, true)
+    expect(await redis.xlen(keys.stream(0))).toBe(before + 3)
+
+    const dead: string[] = []
+    const flush = startInteractionFlush({
+      redis,
+      db: database.db,
+      prefix,
+      registry: new Registry(),
+      log: app.log,
+      settings: { partitions: 1, blockMs: 50, claimIdleMs: 100, maxDeliveries: 3, batchSize: 100 },
+    })
+    try {
+      const deadline = Date.now() + 20_000
+      while (Date.now() < deadline) {
+        if ((await redis.xlen(keys.dead(0))) > 0 && (await flush.maintain()).pending === 0) break
+        await sleep(100)
+      }
+      for (const [, fields] of await redis.xrange(keys.dead(0), '-', '+')) dead.push(fields.join(' '))
+      expect(dead).toHaveLength(1)
+      expect(dead[0]).toContain(UNKNOWN)
+      expect(dead[0]).toContain('23503')
+      expect((await flush.maintain()).pending).toBe(0)
+      const { rows } = await sql<{ likes: number; favorites: number; like_rows: number }>`
+        select like_count::int as likes, favorite_count::int as favorites,
+          (select count(*)::int from video_likes where video_id = ${video}) as like_rows
+        from videos where id = ${video}`.execute(database.db)
+      expect(rows[0]).toEqual({ likes: 1, favorites: 1, like_rows: 1 })
+    } finally {
+      await flush.stop()
+    }
+  })
+})
