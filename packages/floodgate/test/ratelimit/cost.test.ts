@@ -86,6 +86,25 @@ describe('keys', () => {
   })
 })
 
+describe('token bucket', () => {
+  it('reads a bucket an earlier version stored as HASH { tokens, ts } and replaces it', async () => {
+    const limiter = limiterFor('tokenBucket')
+    const [bucket] = rateLimitKeys(keySpace, limiter.policy, 'legacy')
+    const [seconds, micros] = await redis.time()
+    const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+    await redis.hset(bucket!, 'tokens', '3.5', 'ts', String(nowMs))
+    await redis.pexpire(bucket!, 60_000)
+    const rejected = await limiter.limit('legacy', { cost: 4 })
+    expect([rejected.allowed, rejected.remaining]).toEqual([false, 3])
+    expect(await redis.type(bucket!)).toBe('hash') // a rejection writes nothing
+    const admitted = await limiter.limit('legacy', { cost: 3 })
+    expect([admitted.allowed, admitted.remaining]).toEqual([true, 0])
+    expect(await redis.type(bucket!)).toBe('string')
+    expect(await redis.pttl(bucket!)).toBeGreaterThan(0)
+    expect((await limiter.limit('legacy')).allowed).toBe(false) // 0.5 token left (a bit more by now)
+  })
+})
+
 describe('sliding log', () => {
   it('records one unique member per admitted unit and none for a rejected request', async () => {
     const limiter = limiterFor('slidingLog')

@@ -1,13 +1,20 @@
 --[[
 token_bucket-1.lua: token bucket, one decision.
 
-A bucket of `burst` tokens refilled continuously at limit / windowMs tokens
-per ms (Redis clock); a request takes `cost` tokens or nothing. A missing
-bucket is full, so the key expires (PEXPIRE) when the bucket would be full
-again; a bucket that lost its TTL is re-armed. Admitted units over any
-interval of d ms: at most burst + limit x d / windowMs.
+A bucket of `burst` tokens refilled continuously at rate = limit / windowMs
+tokens per ms (Redis clock); a request takes `cost` tokens or nothing.
+The state is one number, the time the bucket is full again (fullAt): the
+bucket holds burst - (fullAt - now) x rate tokens at `now` (burst when
+fullAt <= now), the token bucket in the one-timestamp form GCRA uses (Brandur
+Leach, "Rate Limiting, Cells, and GCRA", 2015). Taking c tokens moves fullAt
+to max(fullAt, now) + c / rate. If the Redis clock steps back, the bucket
+holds fewer tokens, never more. A missing key is a full bucket, so the key
+expires (PX) at fullAt; a bucket that lost its TTL is re-armed. A bucket
+written by an earlier version as HASH { tokens, ts } is read and replaced
+on the next admission. Admitted units over any interval of d ms: at most
+burst + limit x d / windowMs.
 
-KEYS[1]  bucket: HASH { tokens = float, ts = ms of the last update }
+KEYS[1]  bucket: STRING fullAt (ms since epoch, a decimal number)
 ARGV[1]  limit: tokens refilled per window (integer >= 1)
 ARGV[2]  windowMs: refill window (ms, integer >= 1)
 ARGV[3]  cost: tokens this request takes (integer >= 1)
@@ -28,34 +35,34 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local rate = limit / window
 
-local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = burst
-local ts = now
-if state[1] then
-  tokens = tonumber(state[1])
-  ts = tonumber(state[2])
-  if now > ts then
-    tokens = math.min(burst, tokens + (now - ts) * rate)
+local stored = redis.pcall('GET', KEYS[1])
+local fullAt = now
+if type(stored) == 'string' then
+  fullAt = math.max(now, tonumber(stored))
+elseif type(stored) == 'table' then
+  -- WRONGTYPE: a HASH { tokens, ts } from an earlier version
+  local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+  if state[1] then
+    local tokens = tonumber(state[1])
+    local ts = tonumber(state[2])
+    if now > ts then tokens = math.min(burst, tokens + (now - ts) * rate) end
+    fullAt = now + (burst - tokens) / rate
   end
 end
+local tokens = burst - (fullAt - now) * rate
 
-local function fullIn(level)
-  return math.ceil((burst - level) / rate)
-end
-
-if cost > burst or tokens < cost then
-  if state[1] and redis.call('PTTL', KEYS[1]) == -1 then
-    redis.call('PEXPIRE', KEYS[1], fullIn(tokens) + 1)
+if cost > burst or tokens < cost - 1e-9 then
+  if stored and redis.call('PTTL', KEYS[1]) == -1 then
+    redis.call('PEXPIRE', KEYS[1], math.max(1, math.ceil(fullAt - now)))
   end
   local retryAfter = -1
   if cost <= burst then
-    retryAfter = math.max(1, math.ceil((cost - tokens) / rate))
+    retryAfter = math.max(1, math.ceil((cost - tokens) / rate - 1e-9))
   end
-  return { 0, math.floor(tokens + 1e-9), now + fullIn(tokens), retryAfter, now }
+  return { 0, math.max(0, math.floor(tokens + 1e-9)), math.ceil(fullAt), retryAfter, now }
 end
 
-tokens = tokens - cost
+fullAt = fullAt + cost / rate
 -- a Lua number argument is written in its shortest round-trip form (exact, no string.format)
-redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', math.max(ts, now))
-redis.call('PEXPIRE', KEYS[1], fullIn(tokens) + 1)
-return { 1, math.floor(tokens + 1e-9), now + fullIn(tokens), 0, now }
+redis.call('SET', KEYS[1], fullAt, 'PX', math.max(1, math.ceil(fullAt - now)))
+return { 1, math.max(0, math.floor(burst - (fullAt - now) * rate + 1e-9)), math.ceil(fullAt), 0, now }
