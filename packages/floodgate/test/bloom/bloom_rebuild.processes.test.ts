@@ -19,41 +19,64 @@ interface Done {
   failed: number
 }
 
+const PHASES = 4
+const BATCHES_PER_PHASE = 25 // 3 items per batch
+
 describe('BloomFilter rebuild with concurrent adds from other processes', () => {
   it('never loses an add: every item whose add resolved is "maybe" after several rebuilds', async () => {
     const name = 'videos'
     const bloom = new BloomFilter({ redis, keySpace, name, bits: 200_000, hashes: 7, shards: 3 })
     const db = keySpace.plain('db', name)
-    let committedAfterSnapshot = 0
-    // the source reads what was committed when it starts (a snapshot), slowly, in chunks
-    async function* source(): AsyncIterable<string[]> {
+    const round = keySpace.plain('round', name)
+    let done = 0
+    const afterSnapshot: number[] = []
+    // The source reads what was committed when it starts (a snapshot), in chunks. Taking the
+    // snapshot opens the next phase of the workers' adds; before it ends, the source waits until
+    // adds landed after its snapshot (or the workers finished), so every round races adds
+    // whatever the machine's speed: no assertion depends on how many adds fit in some time.
+    async function* source(counted: boolean): AsyncIterable<string[]> {
       const snapshot = await redis.llen(db)
+      if (counted) await redis.incr(round)
       for (let from = 0; from < snapshot; from += 100) {
         yield await redis.lrange(db, from, Math.min(from + 100, snapshot) - 1)
         await sleep(5)
       }
-      committedAfterSnapshot += (await redis.llen(db)) - snapshot
+      const deadline = Date.now() + 30_000
+      while (counted && done < 2 && (await redis.llen(db)) < snapshot + 6 && Date.now() < deadline)
+        await sleep(5)
+      if (counted) afterSnapshot.push((await redis.llen(db)) - snapshot)
     }
-    await bloom.rebuild(source())
+    await bloom.rebuild(source(false))
 
     const workers = ['p', 'q'].map((label) =>
-      spawnWorker(new URL('./adder.worker.ts', import.meta.url), [keySpace.prefix, name, label]),
+      spawnWorker(new URL('./adder.worker.ts', import.meta.url), [
+        keySpace.prefix,
+        name,
+        label,
+        String(BATCHES_PER_PHASE),
+        String(PHASES),
+      ]),
     )
     await Promise.all(workers.map((w) => w.waitFor((m) => (m as { ready?: boolean }).ready === true)))
-    await sleep(100)
-    for (let i = 0; i < 4; i++) await bloom.rebuild(source())
-    await redis.set(keySpace.plain('stop', name), '1')
-    const results = (await Promise.all(
-      workers.map((w) => w.waitFor((m) => (m as Partial<Done>).done === true)),
-    )) as Done[]
+    const finished = workers.map((w) =>
+      w
+        .waitFor((m) => (m as Partial<Done>).done === true, 120_000)
+        .then((m) => {
+          done++
+          return m as Done
+        }),
+    )
+    while (done < 2) await bloom.rebuild(source(true))
+    const results = await Promise.all(finished)
     await Promise.all(workers.map((w) => w.exited))
 
-    // adds really raced the rebuilds: items landed after the sources' snapshots
-    expect(committedAfterSnapshot).toBeGreaterThan(5)
+    // adds really raced the rebuilds: in each of the first PHASES rounds, items landed after the snapshot
+    expect(afterSnapshot.length).toBeGreaterThanOrEqual(PHASES)
+    for (const n of afterSnapshot.slice(0, PHASES)) expect(n).toBeGreaterThanOrEqual(6)
     const items: string[] = []
     for (const r of results) {
       expect(r.failed).toBe(0)
-      expect(r.added).toBeGreaterThan(50)
+      expect(r.added).toBe(PHASES * BATCHES_PER_PHASE * 3)
       for (let i = 0; i < r.added; i++) items.push(`${r.label}:${i}`)
     }
     const answers = await bloom.mightContain(items)
@@ -63,5 +86,5 @@ describe('BloomFilter rebuild with concurrent adds from other processes', () => 
     const absent = await bloom.mightContain(Array.from({ length: 1000 }, (_, i) => `absent:${i}`))
     expect(absent.filter(Boolean).length).toBeLessThan(50)
     expect(bloom.stats.failOpenRedisError + bloom.stats.failOpenNotReady).toBe(0)
-  })
+  }, 150_000)
 })
