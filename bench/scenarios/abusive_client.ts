@@ -2,7 +2,16 @@ import { bearer, type Context, randomIp, zipf } from './context.js'
 import { MODE_LABEL, MODES, QUOTAS } from './modes.js'
 import { runPhase } from './phase.js'
 import { newHistogram, percentilesOf } from './recorder.js'
-import { byMode, dbSeries, forEachMode, modeSeries, no5xx, type Scenario, summarize } from './scenario.js'
+import {
+  answeredOk,
+  byMode,
+  dbSeries,
+  forEachMode,
+  modeSeries,
+  no5xx,
+  type Scenario,
+  summarize,
+} from './scenario.js'
 
 const ABUSIVE_IP = '192.0.2.66'
 
@@ -18,7 +27,7 @@ export const abusiveClient: Scenario = {
     const p = ctx.params
     const rank = zipf(ctx.idsByRank.length)
     const abuser = ctx.userIds[ctx.userIds.length - 1]!
-    const token = `Bearer ${bearer(ctx.jwtSecret, abuser)}`
+    const token = `Bearer ${bearer(ctx, abuser)}`
     const total = p.abusiveBaselineS + p.abusiveS
     const read = () => `/videos/${ctx.idsByRank[rank()]}`
     const phases = await forEachMode(ctx, 'abusive client', (mode) =>
@@ -141,6 +150,7 @@ export const abusiveClient: Scenario = {
           detail: MODES.map((m) => `${MODE_LABEL[m]}: user ${rows[m][1]}, IP ${rows[m][3]}`).join('; '),
         },
         no5xx(phases),
+        answeredOk(phases),
       ],
       raw: byMode((m) => summarize(phases[m])),
     }

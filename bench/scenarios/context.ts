@@ -31,17 +31,17 @@ export const QUICK: Params = {
   videos: 5_000,
   users: 1_000,
   instances: 2,
-  ttlMs: 3_000,
+  ttlMs: 2_000,
   readRate: 300,
   connections: 16,
-  hotKeyS: 6,
-  hotKeys: 500,
+  hotKeyS: 5,
+  hotKeys: 300,
   penetrationS: 3,
-  avalancheS: 8,
-  avalancheWarm: 1_000,
+  avalancheS: 7,
+  avalancheWarm: 500,
   redisDownAtS: 3,
   redisDownS: 3,
-  likeStormS: 5,
+  likeStormS: 4,
   likeRate: 300,
   abusiveBaselineS: 2,
   abusiveS: 3,
@@ -79,6 +79,8 @@ export interface Context {
   /** User ids (digits) of the seeded users. */
   userIds: string[]
   jwtSecret: string
+  /** The database's installation id (`service_meta`), every token's `aud`; undefined before migration 0003. */
+  audience: string | undefined
   /** Connected to database `postgres` (pg_stat_database, per-mode row checks use their own clients). */
   admin: pg.Client
   /** The per-mode database name. */
@@ -86,11 +88,12 @@ export interface Context {
   log(message: string): void
 }
 
-/** An HS256 bearer token video-api accepts (iss video-api, sub = user id, 1 h). */
-export function bearer(secret: string, userId: string): string {
+/** An HS256 bearer token video-api accepts (iss video-api, aud = installation id, sub = user id, 1 h). */
+export function bearer(ctx: Pick<Context, 'jwtSecret' | 'audience'>, userId: string): string {
+  const secret = ctx.jwtSecret
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
   const now = Math.floor(Date.now() / 1000)
-  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: userId, iss: 'video-api', iat: now, exp: now + 3600 })}`
+  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: userId, iss: 'video-api', aud: ctx.audience, iat: now, exp: now + 3600 })}`
   return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`
 }
 
@@ -100,6 +103,15 @@ export function bearer(secret: string, userId: string): string {
  */
 export function randomIp(): string {
   return `10.0.0.${Math.floor(Math.random() * 256)}`
+}
+
+/**
+ * The bench's own requests (warm-up bursts, /metrics scrapes) also pass the rate limiter, which
+ * limits every route: each gets a fresh address from 10.1.0.0/16 so they are never limited.
+ */
+export function benchIp(): string {
+  const n = Math.floor(Math.random() * 65_536)
+  return `10.1.${n >> 8}.${n & 255}`
 }
 
 /** Zipf(s=1) sampler over ranks 0..n-1 (inverse transform on the CDF). */

@@ -6,6 +6,7 @@ import { runPhase } from './phase.js'
 import { sleep } from './processes.js'
 import { newHistogram, percentilesOf } from './recorder.js'
 import {
+  answeredOk,
   byMode,
   dbSeries,
   forEachMode,
@@ -69,7 +70,7 @@ export const likeStorm: Scenario = {
   async run(ctx: Context) {
     const p = ctx.params
     const users = ctx.userIds.slice(0, 1000)
-    const tokens = users.map((u) => `Bearer ${bearer(ctx.jwtSecret, u)}`)
+    const tokens = users.map((u) => `Bearer ${bearer(ctx, u)}`)
     const top = ctx.idsByRank.slice(0, 100)
     const results = await forEachMode(ctx, 'like storm', async (mode) => {
       const d = ctx.deployments[mode]
@@ -170,6 +171,7 @@ export const likeStorm: Scenario = {
           ).join('; '),
         },
         no5xx(phases),
+        answeredOk(phases),
       ],
       raw: byMode((m) => ({
         comparison: results[m].comparison,

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import { benchIp } from './context.js'
 import type { Recorder } from './recorder.js'
 
 const require = createRequire(import.meta.url)
@@ -81,7 +82,9 @@ export async function burst(
   await Promise.all(
     Array.from({ length: concurrency }, async (_, w) => {
       for (let i = next++; i < paths.length; i = next++) {
-        const res = await fetch(`${bases[(i + w) % bases.length]}${paths[i]}`).catch(() => undefined)
+        const res = await fetch(`${bases[(i + w) % bases.length]}${paths[i]}`, {
+          headers: { 'x-forwarded-for': benchIp() },
+        }).catch(() => undefined)
         if (!res?.ok) failed++
         await res?.arrayBuffer()
       }

@@ -1,3 +1,5 @@
+import { benchIp } from './context.js'
+
 /** What the bench reads from every instance's /metrics each second. */
 export interface Scrape {
   /** Sum of `db_queries_total` (statements the instances ran). */
@@ -10,7 +12,10 @@ export interface Scrape {
 export async function scrape(bases: readonly string[]): Promise<Scrape> {
   const texts = await Promise.all(
     bases.map((b) =>
-      fetch(`${b}/metrics`, { signal: AbortSignal.timeout(2000) }).then(
+      fetch(`${b}/metrics`, {
+        signal: AbortSignal.timeout(2000),
+        headers: { 'x-forwarded-for': benchIp() },
+      }).then(
         (r) => r.text(),
         () => '',
       ),

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import { freePort, PrivateRedisServer, stop, track, waitFor } from './processes.js'
+import { freePort, PrivateRedisServer, sleep, stop, track, waitFor } from './processes.js'
 
 /** The three designs every scenario runs side by side. */
 export type ModeName = 'none' | 'legacy' | 'floodgate'
@@ -38,7 +38,9 @@ export const pgUrl = (database: string) => `postgres://postgres@127.0.0.1:5432/$
 export class ModeDeployment {
   readonly redisServer: PrivateRedisServer
   readonly bases: string[] = []
-  private readonly children: ChildProcess[] = []
+  private children: ChildProcess[] = []
+  /** Times the floodgate instances were restarted because their Bloom rebuild at start failed. */
+  bloomRestarts = 0
   redis!: Redis
   readonly prefix = 'va'
 
@@ -58,18 +60,50 @@ export class ModeDeployment {
     await d.redisServer.start()
     d.redis = new Redis(d.redisServer.url, { maxRetriesPerRequest: 1, retryStrategy: () => 200 })
     d.redis.on('error', () => {})
-    const ports = await Promise.all(Array.from({ length: options.instances }, () => freePort()))
-    for (const port of ports) d.children.push(d.spawnInstance(port))
+    await d.startInstances()
+    return d
+  }
+
+  private async startInstances(): Promise<void> {
+    const ports = await Promise.all(Array.from({ length: this.options.instances }, () => freePort()))
+    for (const port of ports) this.children.push(this.spawnInstance(port))
     for (const port of ports) {
       const base = `http://127.0.0.1:${port}`
       await waitFor(
-        `${options.mode} video-api on ${port}`,
+        `${this.mode} video-api on ${port}`,
         async () => (await fetch(`${base}/healthz`)).ok,
         60_000,
       )
-      d.bases.push(base)
+      this.bases.push(base)
     }
-    return d
+  }
+
+  /** True when the Bloom filter of videos has a ready generation (floodgate's rebuild at start succeeded). */
+  async bloomReady(): Promise<boolean> {
+    const [, metas] = await this.redis.scan('0', 'MATCH', `${this.prefix}:bloom:*:meta`, 'COUNT', 10_000)
+    for (const meta of metas) if ((await this.redis.hget(meta, 'ready')) !== null) return true
+    return false
+  }
+
+  /**
+   * floodgate only: waits for the Bloom rebuild the instances start in the background; if every
+   * instance's rebuild failed (video-api does not retry it), restarts the instances, up to `attempts` times.
+   */
+  async ensureBloom(log: (message: string) => void, attempts = 3): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const deadline = Date.now() + 15_000
+      while (Date.now() < deadline && !(await this.bloomReady())) await sleep(250)
+      if (await this.bloomReady()) return
+      if (attempt >= attempts) throw new Error('the Bloom filter never became ready')
+      log(
+        "  warning: floodgate's Bloom rebuild at start failed on every instance (see logs); restarting them",
+      )
+      this.bloomRestarts++
+      await Promise.all(this.children.map((c) => stop(c)))
+      this.children = []
+      this.bases.length = 0
+      await this.startInstances()
+    }
   }
 
   private spawnInstance(port: number): ChildProcess {

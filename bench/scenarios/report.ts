@@ -14,6 +14,7 @@ export interface Environment {
   loadAverage: string
   params: unknown
   elapsedS?: number
+  notes?: string | undefined
 }
 
 /** Columns of each scenario that go into the summary table (by column name). */
@@ -66,6 +67,7 @@ export function writeReport(outDir: string, env: Environment, results: ScenarioR
     `- Node ${env.node}; Redis ${env.redis}; PostgreSQL ${env.postgres}`,
     `- CPU: ${env.cpu}; load average at the start: ${env.loadAverage} (a shared machine: other work ran alongside)`,
     `- Parameters: \`${JSON.stringify(env.params)}\``,
+    ...(env.notes ? [`- Note: ${env.notes}`] : []),
     '',
     'Three modes, same run, same machine, one after the other per scenario: **no cache** (reads go to',
     'PostgreSQL), **older design** (cache-aside with a Redis `SET NX` lock, waiters polling every 50 ms for up',

@@ -113,6 +113,10 @@ try {
     where v.deleted_at is null and v.status = 'published' and v.visibility = 'public' order by p.rank`)
   const maxId = await db.query<{ id: string }>('select coalesce(max(id), 0)::text as id from videos')
   const users = await db.query<{ id: string }>('select id::text as id from users order by id')
+  const audience = await db
+    .query<{ id: string }>('select installation_id as id from service_meta limit 1')
+    .then((r) => r.rows[0]?.id)
+    .catch(() => undefined)
   await db.end()
   for (const mode of MODES)
     await admin.query(`create database ${databaseOf(mode)} template ${databaseOf('seed')}`)
@@ -130,6 +134,7 @@ try {
       })
     }),
   )
+  await deployments.floodgate!.ensureBloom(log)
   log(`deployments up (logs in ${logDir})`)
   const ctx: Context = {
     params,
@@ -138,6 +143,7 @@ try {
     missingIdFloor: BigInt(maxId.rows[0]!.id) + 1_000_000n,
     userIds: users.rows.map((r) => r.id),
     jwtSecret,
+    audience,
     admin,
     databaseOf,
     log,
@@ -154,6 +160,10 @@ try {
       .map((n) => n.toFixed(2))
       .join(' '),
     params,
+    notes:
+      deployments.floodgate!.bloomRestarts > 0
+        ? `floodgate's instances were restarted ${deployments.floodgate!.bloomRestarts} time(s) before the scenarios: their Bloom rebuild at start failed (Redis command timeout on the loaded machine) and video-api does not retry it`
+        : undefined,
   }
   const results: ScenarioResult[] = []
   for (const scenario of selected) {

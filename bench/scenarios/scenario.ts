@@ -101,3 +101,15 @@ export function summarize(phase: PhaseResult): unknown {
 export function dbSeries(phases: Record<ModeName, PhaseResult>): Series[] {
   return modeSeries(byMode((m) => phases[m].dbPerSecond))
 }
+
+/** Fails when a request got a 4xx other than 429 (every request of these scenarios is valid), or none succeeded. */
+export function answeredOk(phases: Record<ModeName, PhaseResult>): Invariant {
+  const bad = (m: ModeName) =>
+    Object.values(phases[m].recorders).reduce((s, r) => s + r.total.clientErrors, 0)
+  const ok = (m: ModeName) => Object.values(phases[m].recorders).reduce((s, r) => s + r.total.ok, 0)
+  return {
+    name: 'valid requests answered (no 4xx but 429, some 2xx)',
+    ok: MODES.every((m) => bad(m) === 0 && ok(m) > 0),
+    detail: MODES.map((m) => `${MODE_LABEL[m]} ${ok(m)} 2xx, ${bad(m)} other 4xx`).join(', '),
+  }
+}
