@@ -17,6 +17,8 @@ export interface SqlDatabase extends SqlExecutor {
 
 /** The part of `pg.Pool` the adapter uses (structural, so the library needs no `pg` dependency). */
 export interface PgPoolLike {
+  /** EventEmitter (pg.Pool): an idle pooled client that loses its server emits `error` on the pool. */
+  on?(event: 'error', listener: (error: Error) => void): unknown
   query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>
   connect(): Promise<{
     query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>
@@ -27,8 +29,26 @@ export interface PgPoolLike {
   }>
 }
 
-/** Adapts a `pg.Pool` (or anything shaped like it) to {@link SqlDatabase}. */
-export function pgPoolDatabase(pool: PgPoolLike): SqlDatabase {
+/** Options of {@link pgPoolDatabase}. */
+export interface PgPoolDatabaseOptions {
+  /**
+   * Told about an idle pooled connection that died (server restart, `pg_terminate_backend`,
+   * network cut); pg-pool has already dropped it and opens a new one on the next query.
+   * @default ignore
+   */
+  onIdleError?: (error: Error) => void
+}
+
+/**
+ * Adapts a `pg.Pool` (or anything shaped like it) to {@link SqlDatabase}.
+ *
+ * It adds an `error` listener to the pool: when an idle pooled connection dies, pg-pool removes
+ * it and emits `error` on the pool, and an `error` event without a listener would crash the
+ * process ("Connection terminated unexpectedly"). Connections checked out by a transaction get
+ * their own listener for as long as they are out; `pool.query` guards its own.
+ */
+export function pgPoolDatabase(pool: PgPoolLike, options: PgPoolDatabaseOptions = {}): SqlDatabase {
+  pool.on?.('error', (error) => options.onIdleError?.(error))
   return {
     async query<R>(text: string, params: readonly unknown[] = []) {
       const result = await pool.query(text, [...params])
