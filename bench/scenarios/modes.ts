@@ -18,6 +18,9 @@ export const MODE_COLOR: Record<ModeName, string> = {
   floodgate: '#1f77b4',
 }
 
+/** Per-command Redis timeout (ms) of every instance. */
+export const REDIS_COMMAND_TIMEOUT_MS = 250
+
 /** Rate-limit quotas of every instance (per 10 s window); the abusive-client scenario floods past them. */
 export const QUOTAS = { windowMs: 10_000, user: 300, anonymous: 300, write: 2_000 } as const
 
@@ -123,6 +126,9 @@ export class ModeDeployment {
           DB_POOL_MAX: '5',
           REDIS_URL: this.redisServer.url,
           REDIS_PREFIX: this.prefix,
+          // 50 ms (the default) assumes a host with spare CPU; this shared 2-core box stalls event loops
+          // for longer, which turned into 503s of the write path in every mode. Same value in every mode.
+          REDIS_COMMAND_TIMEOUT_MS: String(REDIS_COMMAND_TIMEOUT_MS),
           JWT_SECRET: o.jwtSecret,
           SEED_ON_EMPTY: 'false',
           LOG_LEVEL: 'warn',
