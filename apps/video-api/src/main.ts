@@ -40,11 +40,17 @@ async function main(): Promise<void> {
   }
   if (redis.local)
     log.info({ url: redis.local.url, dir: `${config.dataDir}/redis` }, 'started a local redis-server')
-  const eviction = await checkEvictionPolicy(redis.client)
-  if (eviction.safe !== true)
+  // Own connection and a 2 s timeout: the service's 50 ms command timeout is too short for a loaded Redis.
+  const eviction = await checkEvictionPolicy(redis.client, { timeoutMs: 2000 })
+  if (eviction.safe === false)
     log.warn(
       { maxmemoryPolicy: eviction.policies },
-      'REDIS MAY EVICT KEYS: maxmemory-policy is not noeviction (or unreadable); likes, play counters and unflushed interaction events could be lost. Set maxmemory-policy noeviction.',
+      'REDIS MAY EVICT KEYS: maxmemory-policy is not noeviction; likes, play counters and unflushed interaction events could be lost. Set maxmemory-policy noeviction.',
+    )
+  else if (eviction.safe === undefined)
+    log.warn(
+      { cause: eviction.error },
+      'could not read Redis maxmemory-policy (CONFIG GET failed); make sure it is noeviction, or likes, play counters and unflushed interaction events could be lost.',
     )
   let database: Awaited<ReturnType<typeof openDatabase>>
   try {

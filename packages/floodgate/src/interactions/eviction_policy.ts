@@ -1,4 +1,4 @@
-import type { Cluster } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import type { RedisClient } from '../redis/types.js'
 
 /** What {@link checkEvictionPolicy} found. */
@@ -8,28 +8,83 @@ export interface EvictionPolicyReport {
   /**
    * True when every node runs `noeviction`; false when some node may evict keys (then likes,
    * play counters, dedupe markers or stream entries can vanish); undefined when it could not be
-   * read (CONFIG disabled, as on some managed services).
+   * read (see `error`).
    */
   safe: boolean | undefined
+  /** Why the policy could not be read (e.g. `NOPERM …`, `unknown command 'CONFIG'`, a timeout); set only when `safe` is undefined. */
+  error?: string
+}
+
+/** Options of {@link checkEvictionPolicy}. */
+export interface EvictionPolicyCheckOptions {
+  /** Longest wait (ms) for the connection and the CONFIG GET reply of each node. @default 2000 */
+  timeoutMs?: number
 }
 
 /**
  * Reads `maxmemory-policy` (CONFIG GET) on the node, or on every master of a cluster.
  * Interaction state must never be evicted: the service should warn loudly unless `safe` is true.
- * Never throws; a failed read yields `safe: undefined`.
+ *
+ * The read goes over a short-lived connection of its own (a duplicate of each node's client, with
+ * the offline queue on and a `timeoutMs` command timeout), so it neither depends on `redis` being
+ * connected yet (floodgate clients have no offline queue: a command sent before `ready` fails at
+ * once) nor on its per-command timeout (50 ms by default, which a loaded Redis can exceed).
+ * Never throws; a failed read yields `safe: undefined` and `error`.
  */
-export async function checkEvictionPolicy(redis: RedisClient): Promise<EvictionPolicyReport> {
+export async function checkEvictionPolicy(
+  redis: RedisClient,
+  options: EvictionPolicyCheckOptions = {},
+): Promise<EvictionPolicyReport> {
+  const timeoutMs = options.timeoutMs ?? 2000
   try {
-    const nodes = redis.isCluster ? (redis as Cluster).nodes('master') : [redis]
-    const policies = await Promise.all(
-      nodes.map(async (node) => {
-        const reply = (await node.call('CONFIG', 'GET', 'maxmemory-policy')) as unknown
-        return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : 'unknown'
-      }),
-    )
-    if (policies.length === 0 || policies.includes('unknown')) return { policies, safe: undefined }
+    const nodes = redis.isCluster ? await clusterMasters(redis as Cluster, timeoutMs) : [redis as Redis]
+    if (nodes.length === 0) return { policies: [], safe: undefined, error: 'no cluster master known' }
+    const policies = await Promise.all(nodes.map((node) => readPolicy(node, timeoutMs)))
+    if (policies.includes('unknown'))
+      return { policies, safe: undefined, error: 'CONFIG GET maxmemory-policy returned no value' }
     return { policies, safe: policies.every((p) => p === 'noeviction') }
-  } catch {
-    return { policies: [], safe: undefined }
+  } catch (error) {
+    return { policies: [], safe: undefined, error: String((error as Error)?.message ?? error) }
   }
+}
+
+async function readPolicy(node: Redis, timeoutMs: number): Promise<string> {
+  const probe = node.duplicate({
+    lazyConnect: false,
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 0,
+    commandTimeout: timeoutMs,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+  })
+  probe.on('error', () => undefined) // surfaces as the command's rejection
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const reply = (await Promise.race([
+      probe.call('CONFIG', 'GET', 'maxmemory-policy'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+      }),
+    ])) as unknown
+    return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : 'unknown'
+  } finally {
+    clearTimeout(timer)
+    probe.disconnect()
+  }
+}
+
+/** The cluster's masters, waiting up to `timeoutMs` for the client to learn the topology. */
+async function clusterMasters(cluster: Cluster, timeoutMs: number): Promise<Redis[]> {
+  if (cluster.nodes('master').length === 0 && cluster.status !== 'ready') {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs)
+      function done() {
+        clearTimeout(timer)
+        cluster.off('ready', done)
+        resolve()
+      }
+      cluster.once('ready', done)
+    })
+  }
+  return cluster.nodes('master')
 }
