@@ -65,9 +65,9 @@ describe('write coalescing', () => {
       windowMs: 60_000,
     })
     const [writes, results] = await writesOfOneTick(redis.stream as Socket, () =>
-      Promise.all(Array.from({ length: 25 }, () => limiter.limit('one-key'))),
+      Promise.all(Array.from({ length: MAX_BATCH }, () => limiter.limit('one-key'))),
     )
-    expect(writes).toEqual({ write: 0, writev: 1, chunks: 25 })
+    expect(writes).toEqual({ write: 0, writev: 1, chunks: MAX_BATCH })
     expect(results.filter((r) => r.allowed)).toHaveLength(10)
     expect(results.every((r) => r.source === 'redis')).toBe(true)
   })
@@ -80,11 +80,11 @@ describe('write coalescing', () => {
       limit: 1000,
       windowMs: 60_000,
     })
-    const count = MAX_BATCH + 36
+    const count = 2 * MAX_BATCH + 5
     const [writes, results] = await writesOfOneTick(redis.stream as Socket, () =>
       Promise.all(Array.from({ length: count }, (_, i) => limiter.limit(`k${i % 3}`))),
     )
-    expect(writes).toEqual({ write: 0, writev: 2, chunks: count })
+    expect(writes).toEqual({ write: 0, writev: 3, chunks: count })
     expect(results.every((r) => r.allowed && r.source === 'redis')).toBe(true)
   })
 
