@@ -4,6 +4,7 @@ import { BloomFilter, type BloomGate, createCache, LockTimeoutError, type RedisC
 import type { Kysely } from 'kysely'
 import type { Registry } from 'prom-client'
 import type { Database } from '../db/types.js'
+import { maintenanceClient } from '../redis/maintenance_client.js'
 import { FEED_SIZE } from '../routes/feed.js'
 import type { Video } from '../videos/model.js'
 import type { VideoReader } from '../videos/reader.js'
@@ -87,23 +88,49 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     )
   }
 
+  // Rebuilds run on their own connection with a roomier command timeout than the read path's
+  // (50 ms): under load a 50 ms timeout failed the rebuild at start again and again.
+  const rebuildRedis = maintenanceClient(deps.redis, s.bloomRebuildTimeoutMs)
+  const rebuilder = new BloomFilter({
+    redis: rebuildRedis,
+    prefix: deps.prefix,
+    name: 'videos',
+    bits: s.bloomBits,
+    hashes: s.bloomHashes,
+  })
+  const closing = new AbortController()
   const rebuildBloom = async () => {
-    const result = await bloom.rebuild(liveVideoIds(deps.db), { lockWaitMs: 0 })
+    const result = await rebuilder.rebuild(liveVideoIds(deps.db), { lockWaitMs: 0, signal: closing.signal })
     trusted = true
     deps.log.info({ items: result.items, durationMs: result.durationMs }, 'bloom filter rebuilt')
   }
   const rebuildQuietly = () =>
-    rebuildBloom().catch((error: unknown) => deps.log.warn({ err: error }, 'bloom filter rebuild failed'))
+    rebuildBloom().catch((error: unknown) =>
+      deps.log.warn({ cause: summarize(error) }, 'bloom filter rebuild failed'),
+    )
   // At start a transient Redis error must not leave the gate open for good: retry with backoff
-  // (1 s doubling, 6 attempts); another instance holding the rebuild lock is building it already.
+  // (retry base doubling, `bloomRebuildAttempts` attempts), one summarized line per failed attempt;
+  // another instance holding the rebuild lock is building it already.
   const rebuildAtStart = async () => {
-    for (let attempt = 1; attempt <= 6; attempt++) {
+    for (let attempt = 1; attempt <= s.bloomRebuildAttempts && !closing.signal.aborted; attempt++) {
       try {
         return await rebuildBloom()
       } catch (error) {
         if (error instanceof LockTimeoutError) return deps.log.info('bloom filter rebuild running elsewhere')
-        deps.log.warn({ err: error, attempt }, 'bloom filter rebuild failed')
-        await sleep(1000 * 2 ** (attempt - 1))
+        if (closing.signal.aborted) return
+        if (attempt === s.bloomRebuildAttempts) {
+          deps.log.error(
+            { attempt, cause: summarize(error) },
+            'bloom filter rebuild failed; giving up: the gate answers "maybe" until a rebuild succeeds',
+          )
+          return
+        }
+        const retryInMs = s.bloomRebuildRetryBaseMs * 2 ** (attempt - 1)
+        deps.log.warn(
+          { attempt, attempts: s.bloomRebuildAttempts, retryInMs, cause: summarize(error) },
+          'bloom filter rebuild failed; retrying',
+        )
+        await sleep(retryInMs, undefined, { signal: closing.signal }).catch(() => undefined)
       }
     }
   }
@@ -130,8 +157,18 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     rebuilt,
     rebuildBloom,
     close() {
+      closing.abort()
       videos.close()
       feed.close()
+      rebuildRedis.disconnect()
     },
   }
+}
+
+/** One line for the log: the error's code and message, and its cause's message (no stack). */
+function summarize(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  const code = (error as { code?: unknown }).code
+  const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : ''
+  return `${typeof code === 'string' ? `${code}: ` : ''}${error.message}${cause}`
 }

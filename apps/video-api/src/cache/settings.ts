@@ -24,6 +24,12 @@ export interface VideoCacheSettings {
   bloomHashes?: number
   /** Rebuild the Bloom filter from the database in the background at start. @default true */
   rebuildBloomAtStart?: boolean
+  /** Per-command Redis timeout (ms) of Bloom rebuilds, on their own connection. @default 5_000 */
+  bloomRebuildTimeoutMs?: number
+  /** Rebuild attempts at start (full-jitter-free exponential backoff between them). @default 6 */
+  bloomRebuildAttempts?: number
+  /** Wait (ms) after the first failed attempt at start; doubles after each. @default 1_000 */
+  bloomRebuildRetryBaseMs?: number
 }
 
 export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
@@ -39,4 +45,7 @@ export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
   bloomBits: 10_000_000,
   bloomHashes: 7,
   rebuildBloomAtStart: true,
+  bloomRebuildTimeoutMs: 5_000,
+  bloomRebuildAttempts: 6,
+  bloomRebuildRetryBaseMs: 1_000,
 }
