@@ -21,6 +21,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '15' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '10' },
+    label: { type: 'string', default: '' },
   },
 })
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -159,11 +160,13 @@ const rows = [await measure('uncached'), await measure('cached')]
 const [base, cached] = rows as [(typeof rows)[number], (typeof rows)[number]]
 const result = {
   runAt: new Date().toISOString(),
+  env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CACHE_'))),
   rows,
   speedup: +(cached.requestsPerSecond / base.requestsPerSecond).toFixed(2),
 }
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
-writeFileSync(new URL('../results/cache_http.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
+const file = values.label ? `cache_http-${values.label}.json` : 'cache_http.json'
+writeFileSync(new URL(`../results/${file}`, import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
 console.log(
   `\n### GET /videos/:id, Zipf(1) over the seeded catalog, ${values.connections} connections, ${values.duration} s\n`,
 )
