@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readInstallationId } from '../src/auth/installation.js'
 import { createTestApp, createVideo, registerUser, TEST_JWT_SECRET, type TestApp } from './support/app.js'
 import { snapshot } from './support/database.js'
 
@@ -12,10 +13,13 @@ const ctx = {
   video: '',
   priv: '',
   token: '',
+  /** This database's installation id: the `aud` every valid token carries. */
+  aud: '',
 }
 
 beforeAll(async () => {
   t = await createTestApp('badinput')
+  ctx.aud = await readInstallationId(t.database.db)
   const alice = await registerUser(t.app, 'alice_b', 'alice-password')
   const bob = await registerUser(t.app, 'bob_b')
   ctx.alice = alice.auth
@@ -31,11 +35,16 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 const sign = (options: Record<string, unknown>) =>
   createSigner({ key: TEST_JWT_SECRET, algorithm: 'HS256', iss: 'video-api', ...options })({ sub: '1' })
 const signSub = (sub: string, options: Record<string, unknown> = {}) =>
-  createSigner({ key: TEST_JWT_SECRET, algorithm: 'HS256', iss: 'video-api', expiresIn: 60_000, ...options })(
-    {
-      sub,
-    },
-  )
+  createSigner({
+    key: TEST_JWT_SECRET,
+    algorithm: 'HS256',
+    iss: 'video-api',
+    aud: ctx.aud,
+    expiresIn: 60_000,
+    ...options,
+  })({
+    sub,
+  })
 const rsaKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
   type: 'pkcs8',
   format: 'pem',
@@ -222,6 +231,12 @@ const cases: Case[] = [
   {
     name: 'token not valid before an hour from now',
     request: () => post(good(), bearer(signSub('1', { notBefore: 3_600_000, expiresIn: 7_200_000 }))),
+    status: 401,
+    code: 'UNAUTHORIZED',
+  },
+  {
+    name: 'token of another database (aud)',
+    request: () => post(good(), bearer(signSub('1', { aud: 'another-installation' }))),
     status: 401,
     code: 'UNAUTHORIZED',
   },
