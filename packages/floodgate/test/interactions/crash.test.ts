@@ -15,7 +15,11 @@ const PARTITIONS = 4
 const KILLS = 10
 
 const OPS_OVERLAP = Number(process.env.FG_CRASH_OPS_OVERLAP ?? 20_000)
-/** Producers are paced to last about this long (s), so the kills fall while events are being produced. */
+/**
+ * Producers are paced to spread their `ops` over about this long (s), and keep producing until the
+ * test sets the stop key after the last kill: every kill falls while events are being produced,
+ * however slowly the flushers restart on a loaded machine.
+ */
 const PRODUCTION_S = 18
 
 const redis = testRedis(5000)
@@ -36,6 +40,7 @@ async function scenario(ops: number, stableConsumer: boolean) {
   const prefix = uniquePrefix('ix-crash')
   const schema = await createTestSchema('crash', VIDEOS)
   const keys = new InteractionKeys(prefix, PARTITIONS)
+  const stopKey = `${prefix}:producers-stop`
   const startFlusher = (): Worker =>
     spawnWorker(flusherFile, [prefix, String(PARTITIONS), schema.name, '500', '400', '5'])
   try {
@@ -50,6 +55,7 @@ async function scenario(ops: number, stableConsumer: boolean) {
         String(1234 + i),
         '200',
         String(Math.ceil(ops / PRODUCERS / PRODUCTION_S)),
+        stopKey,
       ]),
     )
     let flusher = startFlusher()
@@ -87,6 +93,7 @@ async function scenario(ops: number, stableConsumer: boolean) {
       flusher = startFlusher()
       await flusher.waitFor((m) => (m as { ready?: boolean }).ready === true)
     }
+    await redis.set(stopKey, '1')
     const results = (await producersDone) as { events: number; playEventIds: string[] }[]
     // the last flusher and the in-process consumer drain what is left
     watcher.start()

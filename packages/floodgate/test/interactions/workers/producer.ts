@@ -1,12 +1,16 @@
 /**
  * Worker: random interactions through the library. Args: prefix partitions videos users ops
- * concurrency seed dedupeWindowMs [opsPerSecond, 0 = as fast as possible]. Reports { done, events, playEventIds } at the end.
+ * concurrency seed dedupeWindowMs [opsPerSecond, 0 = as fast as possible] [stopKey].
+ * With `stopKey`, it keeps producing after `ops` operations until that Redis key exists (so the
+ * test, not the machine's speed, decides when production ends). Reports { done, events,
+ * playEventIds } at the end.
  */
 import { Interactions, playViewer } from '../../../src/interactions/index.js'
 import { report } from '../../support/processes.js'
 import { testRedis } from '../../support/redis.js'
 
-const [prefix, partitions, videos, users, ops, concurrency, seed, dedupeMs, rate] = process.argv.slice(2)
+const [prefix, partitions, videos, users, ops, concurrency, seed, dedupeMs, rate, stopKey] =
+  process.argv.slice(2)
 const opsPerSecond = Number(rate ?? 0)
 let state = Number(seed) >>> 0 || 1
 const random = () => {
@@ -25,13 +29,24 @@ const ix = new Interactions(redis, {
   playDedupeWindowMs: Number(dedupeMs),
 })
 let remaining = Number(ops)
+let stopped = stopKey === undefined
+const poll = stopKey
+  ? setInterval(() => {
+      redis.exists(stopKey).then(
+        (n) => {
+          stopped = n === 1
+        },
+        () => undefined,
+      )
+    }, 50)
+  : undefined
 let issued = 0
 const started = Date.now()
 let events = 0
 const playEventIds: string[] = []
 
 async function lane(): Promise<void> {
-  while (remaining > 0) {
+  while (remaining > 0 || !stopped) {
     remaining--
     if (opsPerSecond > 0) {
       const due = started + (issued++ / opsPerSecond) * 1000
@@ -60,5 +75,6 @@ async function lane(): Promise<void> {
 }
 
 await Promise.all(Array.from({ length: Number(concurrency) }, lane))
+clearInterval(poll)
 report({ done: true, events, playEventIds })
 redis.disconnect()
