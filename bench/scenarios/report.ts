@@ -47,6 +47,15 @@ export function summaryTable(results: ScenarioResult[], chartDir: string): strin
   return table(['scenario', ...MODES.map((m) => MODE_LABEL[m])], rows)
 }
 
+function invariantLine(results: ScenarioResult[]): string {
+  const failed = results.flatMap((r) =>
+    r.invariants.filter((i) => !i.ok).map((i) => `${r.title}: ${i.name} (${i.detail})`),
+  )
+  return failed.length === 0
+    ? `Invariants: all ${results.reduce((n, r) => n + r.invariants.length, 0)} hold.`
+    : `Invariants: **${failed.length} FAILED**: ${failed.join('; ')}.`
+}
+
 /** Writes REPORT.md, one SVG chart and one raw JSON per scenario. Returns the REPORT.md path. */
 export function writeReport(outDir: string, env: Environment, results: ScenarioResult[]): string {
   const chartDir = join(outDir, 'scenarios')
@@ -83,6 +92,8 @@ export function writeReport(outDir: string, env: Environment, results: ScenarioR
     '(warm-ups, scrapes) come from addresses no quota sees twice.',
     '',
     '## Summary',
+    '',
+    invariantLine(results),
     '',
     summaryTable(results, rel),
     '',

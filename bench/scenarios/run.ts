@@ -148,7 +148,8 @@ try {
     databaseOf,
     log,
   }
-  const version = (await admin.query<{ v: string }>('show server_version')).rows[0]!.v
+  const version = (await admin.query<{ v: string }>("select current_setting('server_version') as v")).rows[0]!
+    .v
   const env = {
     date: new Date().toISOString(),
     command: `npm run bench${values.quick ? ' -- --quick' : ''}`,

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest'
+import { renderChart } from '../chart/line_chart.js'
+import { Recorder } from '../recorder.js'
+
+describe('renderChart', () => {
+  it('draws one path per series with points, markers and a legend; skips y ≤ 0 on a log axis', () => {
+    const svg = renderChart({
+      title: 'T <1>',
+      xLabel: 'seconds',
+      markers: [{ x: 2, label: 'Redis killed' }],
+      panels: [
+        {
+          title: 'q/s',
+          yLabel: 'n',
+          series: [
+            {
+              name: 'a',
+              color: '#f00',
+              points: [
+                [1, 10],
+                [2, 20],
+                [3, 5],
+              ],
+            },
+            { name: 'b', color: '#00f', points: [] },
+          ],
+        },
+        {
+          title: 'p99',
+          yLabel: 'ms',
+          logY: true,
+          series: [
+            {
+              name: 'c',
+              color: '#0f0',
+              points: [
+                [1, 0],
+                [2, 100],
+              ],
+            },
+          ],
+        },
+      ],
+    })
+    expect(svg.startsWith('<svg')).toBe(true)
+    expect(svg).toContain('T &lt;1&gt;')
+    expect(svg.match(/<path /g)?.length).toBe(2)
+    expect(svg).toContain('Redis killed')
+    expect(svg).not.toMatch(/NaN|Infinity/)
+    // the log panel's path has one point only (y = 0 skipped)
+    expect(svg).toMatch(/<path d="M[\d.]+,[\d.]+" fill="none" stroke="#0f0"/)
+  })
+})
+
+describe('Recorder', () => {
+  it('sorts answers into status classes and gives percentiles in ms', () => {
+    const r = new Recorder(performance.now())
+    for (let i = 1; i <= 100; i++) r.response(200, i)
+    r.response(429, 1)
+    r.response(404, 1)
+    r.response(503, 1)
+    r.error()
+    expect(r.total).toEqual({ ok: 100, limited: 1, clientErrors: 1, serverErrors: 1, errors: 1 })
+    expect(r.requests).toBe(104)
+    const p = r.percentiles()
+    expect(p.p50).toBeGreaterThanOrEqual(49)
+    expect(p.p50).toBeLessThanOrEqual(51)
+    expect(p.max).toBeCloseTo(100, 0)
+    expect(r.timeline()[0]?.errors).toBe(2)
+  })
+})
