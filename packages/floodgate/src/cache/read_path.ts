@@ -7,14 +7,14 @@ import { jitteredMs } from './ttl.js'
 
 /**
  * The read path of a cache (go-zero's cachenode style, in one readable method):
- * L1 → Bloom gate → L2 → stale-while-revalidate → singleflight → Redis lock →
+ * L1 → L2 → stale-while-revalidate → Bloom gate (L2 miss only) → singleflight → Redis lock →
  * load and fill, or wait for the fill's wake-up.
  */
 export class ReadThroughCache<T> extends CacheCore<T> {
   /**
    * Returns the value of `key`, loading it with `loader` on a miss.
-   * Order: L1 → Bloom gate → L2 → (stale inside grace: return it, refresh in the
-   * background under the mutex) → singleflight → Redis mutex → winner loads and
+   * Order: L1 → L2 → (stale inside grace: return it, refresh in the
+   * background under the mutex) → on an L2 miss, Bloom gate → singleflight → Redis mutex → winner loads and
    * fills; others wait for the fill's wake-up, up to a jittered deadline, then
    * serve stale if they have it or load without writing.
    * @returns the value, or `undefined` when the loader answered {@link NOT_FOUND}.
@@ -28,10 +28,6 @@ export class ReadThroughCache<T> extends CacheCore<T> {
     if (local !== undefined) {
       this.count(isNotFound(local.value) ? 'negative_hit' : 'l1_hit', key)
       return unwrap(local.value)
-    }
-    if (o.bloom && !(await this.bloomAllows(o.bloom, [key]))[0]) {
-      this.count('bloom_reject', key)
-      return undefined
     }
     const epoch = this.l1?.epoch ?? 0
     const raw = await this.l2.read(key)
@@ -48,6 +44,12 @@ export class ReadThroughCache<T> extends CacheCore<T> {
         this.refreshInBackground(key, loader, o)
         return unwrap(value)
       }
+    }
+    // The Bloom gate guards the loader, so it is asked only now: an L2 hit (or a negative
+    // entry) costs no Bloom round trip; a never-seen absent id costs GET + Bloom, no load, no key.
+    if (o.bloom && !(await this.bloomAllows(o.bloom, [key]))[0]) {
+      this.count('bloom_reject', key)
+      return undefined
     }
     const stale = entry === undefined ? undefined : entryValue(entry)
     return unwrap(

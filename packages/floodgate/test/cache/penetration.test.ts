@@ -132,6 +132,41 @@ describe('penetration by missing ids', () => {
     client.disconnect()
   }, 60_000)
 
+  it('the gate is asked only after an L2 miss: L2 hits and negative entries cost no Bloom call', async () => {
+    const asked: string[] = []
+    const gate: BloomGate = {
+      async mightContain(items) {
+        asked.push(...items)
+        return items.map((item) => !item.startsWith('missing:'))
+      },
+    }
+    // Two instances: the second has an empty L1, so its reads go to L2.
+    const [a, b] = instances('bloomorder', gate)
+    await Promise.all([a!.cache.ready, b!.cache.ready])
+    let loads = 0
+    const loader = async (key: string) => {
+      loads++
+      return key.startsWith('gone:') ? notFound() : { id: 1 }
+    }
+    expect(await a!.cache.getOrLoad('present:1', loader)).toEqual({ id: 1 })
+    expect(await a!.cache.getOrLoad('gone:1', loader)).toBeUndefined()
+    expect(asked).toEqual(['present:1', 'gone:1']) // cold misses ask the gate before loading
+    expect(loads).toBe(2)
+    expect(await b!.cache.getOrLoad('present:1', loader)).toEqual({ id: 1 }) // L2 hit
+    expect(await b!.cache.getOrLoad('gone:1', loader)).toBeUndefined() // negative entry in L2
+    expect(asked).toEqual(['present:1', 'gone:1'])
+    expect(loads).toBe(2)
+    // A never-seen absent id: GET, then the gate rejects it: no load, no key.
+    expect(await b!.cache.getOrLoad('missing:1', loader)).toBeUndefined()
+    expect(asked).toEqual(['present:1', 'gone:1', 'missing:1'])
+    expect(loads).toBe(2)
+    expect(await countKeys(`${prefix}:c:bloomorder:{missing:1}*`)).toBe(0)
+    for (const p of [a!, b!]) {
+      p.cache.close()
+      p.client.disconnect()
+    }
+  })
+
   it('a gate that fails answers "maybe" (fail open): the loader runs', async () => {
     const gate: BloomGate = {
       mightContain: async () => {
