@@ -22,6 +22,12 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '10' },
     label: { type: 'string', default: '' },
+    // comma-separated modes to run, in order (e.g. uncached,cached,uncached,cached for interleaved rounds)
+    modes: { type: 'string', default: 'uncached,cached' },
+    // requests of the Redis-commands-per-request probe (after the measured run, under MONITOR)
+    probe: { type: 'string', default: '1000' },
+    // directory for the service's --cpu-prof profiles (none when empty)
+    'cpu-prof': { type: 'string', default: '' },
   },
 })
 const root = fileURLToPath(new URL('../../', import.meta.url))
@@ -62,12 +68,77 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Prom
   })
 }
 
+/** Ids of the benchmark's population, in popularity order (as bench/http/get-video.ts reads them). */
+async function popularIds(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: values.db })
+  await client.connect()
+  const { rows } = await client.query<{ id: string }>(`
+    select v.id::text as id from video_popularity p join videos v on v.id = p.video_id
+    where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'
+    order by p.rank`)
+  await client.end()
+  return rows.map((r) => r.id)
+}
+
+/**
+ * Redis commands per request after the measured run: MONITOR on the shared Redis, counting the
+ * commands that name the service's key prefix (cache, Bloom and counts keys, channels), while
+ * `--probe` requests (Zipf(1), 10 at a time, another seed than the load) hit the service.
+ */
+async function countRedisCommands(port: number, prefix: string): Promise<number> {
+  const ids = await popularIds()
+  const cdf = new Float64Array(ids.length)
+  let sum = 0
+  for (let k = 1; k <= ids.length; k++) cdf[k - 1] = sum += 1 / k
+  let state = 777
+  const pick = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
+    const u = (state / 4294967296) * sum
+    let lo = 0
+    let hi = ids.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (cdf[mid]! < u) lo = mid + 1
+      else hi = mid
+    }
+    return ids[lo]!
+  }
+  const monitorClient = new Redis(values.redis!)
+  const monitor = await monitorClient.monitor()
+  let commands = 0
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    if (args.some((a) => a.includes(prefix))) commands++
+  })
+  await sleep(200)
+  const n = Number(values.probe)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (next < n) {
+        next++
+        await fetch(`http://127.0.0.1:${port}/videos/${pick()}`).then((r) => r.arrayBuffer())
+      }
+    }),
+  )
+  await sleep(300)
+  monitor.disconnect()
+  monitorClient.disconnect()
+  return +(commands / n).toFixed(3)
+}
+
 async function measure(mode: 'uncached' | 'cached') {
   const port = await freePort()
   const prefix = `vabench-${mode}-${randomBytes(3).toString('hex')}`
   const service = spawn(
     process.execPath,
-    ['--conditions=floodgate-source', '--import', 'tsx', 'apps/video-api/src/main.ts'],
+    [
+      // one profile per thread (tsx's loader runs in a worker); named by Node (pid, thread id)
+      ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}/${mode}`] : []),
+      '--conditions=floodgate-source',
+      '--import',
+      'tsx',
+      'apps/video-api/src/main.ts',
+    ],
     {
       cwd: root,
       env: {
@@ -123,6 +194,7 @@ async function measure(mode: 'uncached' | 'cached') {
   console.error(`load done (${mode})`)
   await sleep(1500) // statistics are flushed by backends within about a second
   const after = await transactions()
+  const redisCommandsPerRequest = await countRedisCommands(port, prefix)
   const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text())
   const cacheOutcomes = Object.fromEntries(
     [...metrics.matchAll(/floodgate_cache_events_total\{cache="video",outcome="(\w+)"\} (\d+)/g)]
@@ -152,17 +224,30 @@ async function measure(mode: 'uncached' | 'cached') {
     ...summary,
     dbTransactions,
     dbQueriesPerRequest: +(dbTransactions / summary.totalRequests).toFixed(4),
+    redisCommandsPerRequest,
     cacheOutcomesIncludingWarmup: cacheOutcomes,
   }
 }
 
-const rows = [await measure('uncached'), await measure('cached')]
-const [base, cached] = rows as [(typeof rows)[number], (typeof rows)[number]]
+const modes = values.modes!.split(',').map((m) => m.trim())
+const rows: Awaited<ReturnType<typeof measure>>[] = []
+for (const mode of modes) {
+  if (mode !== 'uncached' && mode !== 'cached') throw new Error(`unknown mode ${mode}`)
+  rows.push(await measure(mode))
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+}
+const medianRps = (mode: string) =>
+  median(rows.filter((r) => r.mode === mode).map((r) => r.requestsPerSecond))
 const result = {
   runAt: new Date().toISOString(),
   env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CACHE_'))),
   rows,
-  speedup: +(cached.requestsPerSecond / base.requestsPerSecond).toFixed(2),
+  medianRequestsPerSecond: { uncached: medianRps('uncached'), cached: medianRps('cached') },
+  speedup: +(medianRps('cached') / medianRps('uncached')).toFixed(2),
 }
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
 const file = values.label ? `cache_http-${values.label}.json` : 'cache_http.json'
@@ -170,14 +255,18 @@ writeFileSync(new URL(`../results/${file}`, import.meta.url), `${JSON.stringify(
 console.log(
   `\n### GET /videos/:id, Zipf(1) over the seeded catalog, ${values.connections} connections, ${values.duration} s\n`,
 )
-console.log('| mode | requests/s | p50 ms | p99 ms | non-2xx | DB queries / request |')
-console.log('| --- | --- | --- | --- | --- | --- |')
+console.log(
+  '| mode | requests/s | p50 ms | p99 ms | non-2xx | DB queries / request | Redis commands / request |',
+)
+console.log('| --- | --- | --- | --- | --- | --- | --- |')
 for (const r of rows) {
   const latency = r.latencyMs as { p50: number; p99: number }
   console.log(
-    `| ${r.mode} | ${r.requestsPerSecond} | ${latency.p50} | ${latency.p99} | ${r.non2xx} | ${r.dbQueriesPerRequest} |`,
+    `| ${r.mode} | ${r.requestsPerSecond} | ${latency.p50} | ${latency.p99} | ${r.non2xx} | ${r.dbQueriesPerRequest} | ${r.redisCommandsPerRequest} |`,
   )
 }
-console.log(`\ncached ÷ uncached requests/s: ${result.speedup}`)
-console.log(`cache outcomes (warm-up + run): ${JSON.stringify(cached.cacheOutcomesIncludingWarmup)}`)
+console.log(`\ncached ÷ uncached requests/s (medians): ${result.speedup}`)
+for (const r of rows.filter((r) => r.mode === 'cached')) {
+  console.log(`cache outcomes (warm-up + run): ${JSON.stringify(r.cacheOutcomesIncludingWarmup)}`)
+}
 process.exit(0)
