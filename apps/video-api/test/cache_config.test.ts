@@ -14,6 +14,9 @@ describe('cache configuration', () => {
       feedTtlMs: 300_000,
       bloomBits: 10_000_000,
       bloomHashes: 7,
+      // L1 bounded by bytes (64 MiB) rather than by a small entry count
+      l1MaxEntries: 200_000,
+      l1MaxBytes: 64 * 1024 * 1024,
     })
   })
 

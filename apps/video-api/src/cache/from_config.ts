@@ -13,6 +13,7 @@ export function cacheFromConfig(config: Config): VideoCacheSettings | false {
     redisTimeoutMs: config.redisCommandTimeoutMs,
     l1TtlMs: config.cacheL1TtlMs,
     l1MaxEntries: config.cacheL1MaxEntries,
+    l1MaxBytes: config.cacheL1MaxBytes,
     feedTtlMs: config.feedCacheTtlMs,
     bloomBits: config.bloomBits,
     bloomHashes: config.bloomHashes,

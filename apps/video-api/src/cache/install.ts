@@ -65,7 +65,6 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     redisTimeoutMs: s.redisTimeoutMs,
     lockTtlMs: s.lockTtlMs,
     lockWaitMs: s.lockWaitMs,
-    l1: { ttlMs: s.l1TtlMs, maxEntries: s.l1MaxEntries },
   }
   const videos = createCache<Video>({
     ...common,
@@ -74,12 +73,15 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     negativeTtlMs: s.negativeTtlMs,
     staleWhileRevalidateMs: s.staleWhileRevalidateMs,
     bloom: gate,
+    l1: { ttlMs: s.l1TtlMs, maxEntries: s.l1MaxEntries, maxBytes: s.l1MaxBytes },
   })
   const feed = createCache<Video[]>({
     ...common,
     name: 'feed',
     ttlMs: s.feedTtlMs,
     staleWhileRevalidateMs: 0,
+    // a few keys (one per feed limit): a small L1 (lru-cache allocates its index for maxEntries up front)
+    l1: { ttlMs: s.l1TtlMs, maxEntries: 1_000, maxBytes: s.l1MaxBytes },
   })
   const reader = new CachedVideoReader(deps.reader, videos, feed, s.feedTtlMs)
   for (const cache of [videos, feed]) {

@@ -14,8 +14,13 @@ export interface VideoCacheSettings {
   redisTimeoutMs?: number
   /** In-process L1 TTL (ms). @default 10_000 */
   l1TtlMs?: number
-  /** In-process L1 capacity (entries). @default 10_000 */
+  /**
+   * In-process L1 capacity of the video cache (entries): a safety bound, set high so the byte
+   * bound decides (a 10k-entry L1 held ~12% of a 100k catalog and sent the rest to Redis). @default 200_000
+   */
   l1MaxEntries?: number
+  /** In-process L1 capacity of the video cache (bytes, entries weighed by encoded length). @default 67_108_864 (64 MiB) */
+  l1MaxBytes?: number
   /** Fixed TTL of the recommendation feed (ms); invalidated on publish, update and delete. @default 300_000 */
   feedTtlMs?: number
   /** Bloom filter size (bits). @default 10_000_000 */
@@ -40,7 +45,8 @@ export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
   lockWaitMs: 2_000,
   redisTimeoutMs: 50,
   l1TtlMs: 10_000,
-  l1MaxEntries: 10_000,
+  l1MaxEntries: 200_000,
+  l1MaxBytes: 64 * 1024 * 1024,
   feedTtlMs: 300_000,
   bloomBits: 10_000_000,
   bloomHashes: 7,

@@ -145,9 +145,16 @@ export const fields = {
   cacheL1MaxEntries: {
     env: 'CACHE_L1_MAX_ENTRIES',
     toml: 'cache_l1_max_entries',
-    default: '10000',
+    default: '200000',
     type: { kind: 'int', min: 1, max: 10_000_000 },
-    doc: 'Capacity of the in-process L1 cache (entries).',
+    doc: 'Capacity of the in-process L1 cache (entries); CACHE_L1_MAX_BYTES is the bound that usually applies first.',
+  },
+  cacheL1MaxBytes: {
+    env: 'CACHE_L1_MAX_BYTES',
+    toml: 'cache_l1_max_bytes',
+    default: '67108864',
+    type: { kind: 'int', min: 1024, max: 4_294_967_296 },
+    doc: 'Capacity of the in-process L1 cache (bytes, each entry weighed by its encoded length; default 64 MiB).',
   },
   feedCacheTtlMs: {
     env: 'FEED_CACHE_TTL_MS',

@@ -29,6 +29,7 @@ export interface Config {
   cacheLockWaitMs: number
   cacheL1TtlMs: number
   cacheL1MaxEntries: number
+  cacheL1MaxBytes: number
   feedCacheTtlMs: number
   bloomBits: number
   bloomHashes: number
