@@ -1,4 +1,5 @@
 import type { ChainableCommander } from 'ioredis'
+import { StoreUnavailableError } from '../errors/index.js'
 import type { RedisClient } from '../redis/index.js'
 import { execAll } from './pipeline_results.js'
 
@@ -27,11 +28,28 @@ export class SlotBatch {
   }
 
   /**
+   * On an auto-pipelining single-node client: the commands are issued in one tick, so the client
+   * sends them in one pipeline (same order, one round trip) together with whatever else this
+   * tick sends, in one socket write, instead of one write per explicit pipeline.
+   */
+  private async execAutoPipelined(what: string): Promise<unknown[]> {
+    const client = this.redis as unknown as ChainableCommander
+    const settled = await Promise.allSettled(this.commands.map((c) => c.build(client) as Promise<unknown>))
+    return settled.map((r) => {
+      if (r.status === 'fulfilled') return r.value
+      const error = r.reason as unknown
+      const message = error instanceof Error ? error.message : String(error)
+      throw new StoreUnavailableError(`${what}: ${message}`, { cause: error })
+    })
+  }
+
+  /**
    * Sends everything and returns the replies in order.
    * @throws {StoreUnavailableError} when any pipeline or command fails.
    */
   async exec(what: string): Promise<unknown[]> {
     if (!isCluster(this.redis)) {
+      if (autoPipelined(this.redis)) return this.execAutoPipelined(what)
       const pipeline = this.redis.pipeline()
       for (const c of this.commands) c.build(pipeline)
       return execAll(pipeline, what)
@@ -57,6 +75,11 @@ export class SlotBatch {
     )
     return out
   }
+}
+
+/** True when the client merges the commands of one tick into one pipeline itself (`enableAutoPipelining`). */
+function autoPipelined(redis: RedisClient): boolean {
+  return (redis.options as { enableAutoPipelining?: boolean }).enableAutoPipelining === true
 }
 
 /** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
