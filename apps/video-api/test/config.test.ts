@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig, repoRoot } from '../src/config/index.js'
+import { ConfigError, loadConfig, redisClusterSeeds, repoRoot } from '../src/config/index.js'
 
 const load = (env: Record<string, string>, argv: string[] = []) => loadConfig({ env, argv })
 
@@ -42,6 +42,16 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL: must be a URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL: must use redis: or rediss:'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL: must be one of'],
+    [
+      { REDIS_CLUSTER_NODES: '127.0.0.1:7000', REDIS_URL: 'redis://127.0.0.1:6379' },
+      'REDIS_CLUSTER_NODES: cannot be set together with REDIS_URL',
+    ],
+    [{ REDIS_CLUSTER_NODES: '127.0.0.1' }, 'REDIS_CLUSTER_NODES: must be comma-separated host:port seeds'],
+    [
+      { REDIS_CLUSTER_NODES: 'a:7000,b:99999' },
+      'REDIS_CLUSTER_NODES: must be comma-separated host:port seeds',
+    ],
+    [{ REDIS_CLUSTER_NODES: ' , ' }, 'REDIS_CLUSTER_NODES: must be comma-separated host:port seeds'],
     [{ SEED_ON_EMPTY: 'yes' }, 'SEED_ON_EMPTY: must be true or false'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET: must be at least 32 characters'],
     [{ DB_SCHEMA: 'Bad-Schema' }, 'DB_SCHEMA: must match'],
@@ -50,6 +60,13 @@ describe('loadConfig', () => {
     const error = errorOf(() => load(env))
     expect(error.code).toBe('CONFIG_INVALID')
     expect(error.message).toContain(message)
+  })
+
+  it('reads REDIS_CLUSTER_NODES as a list of seeds (cluster mode); unset = single node', () => {
+    const config = load({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, redis-b.local:7001' })
+    expect(redisClusterSeeds(config)).toEqual(['10.0.0.1:7000', 'redis-b.local:7001'])
+    expect(config.redisUrl).toBeUndefined()
+    expect(redisClusterSeeds(load({}))).toBeUndefined()
   })
 
   it('reads a TOML file (CONFIG_FILE or --config); env wins over the file', () => {

@@ -7,8 +7,8 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { TEST_REDIS_URL } from './support/app.js'
 import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from './support/database.js'
+import { testRedisEnv } from './support/redis.js'
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), 'va-main-'))
@@ -41,7 +41,7 @@ async function start(
     ...extraEnv,
     PORT: String(port),
     HOST: '127.0.0.1',
-    REDIS_URL: TEST_REDIS_URL,
+    ...testRedisEnv(),
     DATA_DIR: dataDir,
     SEED_USERS: '10',
     SEED_VIDEOS: '120',
@@ -178,6 +178,33 @@ describe('src/main.ts as a real process', () => {
     expect(code, out).toBe(69)
     expect(out).toContain(`Redis at redis://127.0.0.1:${port}`)
     expect(out).toContain('ECONNREFUSED')
+    expect(out).not.toContain('Server listening')
+  }, 40_000)
+
+  it('exits 69 naming REDIS_CLUSTER_NODES when no cluster seed answers', async () => {
+    const port = await freePort() // nothing listens there
+    const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+      env: {
+        ...process.env,
+        REDIS_URL: '',
+        REDIS_CLUSTER_NODES: `127.0.0.1:${port}`,
+        PORT: '0',
+        SEED_ON_EMPTY: 'false',
+        DATA_DIR: join(tmpdir(), `va-main-cluster-${process.pid}`),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    let out = ''
+    for (const stream of [child.stdout, child.stderr])
+      stream?.on('data', (d: Buffer) => {
+        out += d.toString()
+      })
+    const code = await new Promise((resolve) => child.once('exit', resolve))
+    clearTimeout(killer)
+    expect(code, out).toBe(69)
+    expect(out).toContain(`Redis Cluster at 127.0.0.1:${port} is not usable`)
+    expect(out).toContain('REDIS_CLUSTER_NODES')
     expect(out).not.toContain('Server listening')
   }, 40_000)
 })

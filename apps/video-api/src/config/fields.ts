@@ -65,6 +65,13 @@ export const fields = {
     type: { kind: 'url', protocols: ['redis:', 'rediss:'] },
     doc: 'Redis URL; unset = redis://127.0.0.1:6379, or a local redis-server started on demand.',
   },
+  redisClusterNodes: {
+    env: 'REDIS_CLUSTER_NODES',
+    toml: 'redis_cluster_nodes',
+    default: undefined,
+    type: { kind: 'string' },
+    doc: 'Redis Cluster seeds, comma-separated host:port (e.g. 10.0.0.1:7000,10.0.0.2:7000); set = cluster mode (ioredis Cluster), REDIS_URL must then be unset.',
+  },
   redisPrefix: {
     env: 'REDIS_PREFIX',
     toml: 'redis_prefix',

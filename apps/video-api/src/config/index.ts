@@ -1,3 +1,3 @@
 export { ConfigError } from './config_error.js'
 export { fields } from './fields.js'
-export { adminIds, type Config, type LoadOptions, loadConfig, repoRoot } from './load.js'
+export { adminIds, type Config, type LoadOptions, loadConfig, redisClusterSeeds, repoRoot } from './load.js'

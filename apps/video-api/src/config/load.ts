@@ -16,6 +16,8 @@ export interface Config {
   /** Absolute path. */
   dataDir: string
   redisUrl: string | undefined
+  /** Comma-separated `host:port` seeds of a Redis Cluster (validated); see `redisClusterSeeds()`. */
+  redisClusterNodes: string | undefined
   redisPrefix: string
   redisCommandTimeoutMs: number
   cacheEnabled: boolean
@@ -126,6 +128,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
       `must be 1-64 of [A-Za-z0-9_.-], got ${JSON.stringify(config.redisPrefix)}`,
     )
   }
+  checkRedisTarget(config)
   checkRateLimitConfig(config)
   if (config.cacheTtlMaxMs < config.cacheTtlMinMs) {
     throw new ConfigError(
@@ -140,6 +143,36 @@ export function loadConfig(options: LoadOptions = {}): Config {
     )
   }
   return config
+}
+
+/** REDIS_CLUSTER_NODES as a list of `host:port` seeds; `undefined` when unset (single node). */
+export function redisClusterSeeds(config: { redisClusterNodes?: string | undefined }): string[] | undefined {
+  if (config.redisClusterNodes === undefined) return undefined
+  return config.redisClusterNodes
+    .split(',')
+    .map((seed) => seed.trim())
+    .filter((seed) => seed.length > 0)
+}
+
+/** REDIS_CLUSTER_NODES must be a host:port list, and excludes REDIS_URL (one Redis target). */
+function checkRedisTarget(config: Config): void {
+  const seeds = redisClusterSeeds(config)
+  if (seeds === undefined) return
+  if (config.redisUrl !== undefined) {
+    throw new ConfigError(
+      'REDIS_CLUSTER_NODES',
+      'cannot be set together with REDIS_URL (cluster mode takes its nodes from REDIS_CLUSTER_NODES); unset one of them',
+    )
+  }
+  const bad = seeds.find(
+    (seed) => !/^[A-Za-z0-9_.-]+:\d{1,5}$/.test(seed) || Number(seed.split(':')[1]) > 65535,
+  )
+  if (seeds.length === 0 || bad !== undefined) {
+    throw new ConfigError(
+      'REDIS_CLUSTER_NODES',
+      `must be comma-separated host:port seeds, got ${JSON.stringify(config.redisClusterNodes)}`,
+    )
+  }
 }
 
 /** ADMIN_USER_IDS as a list of ids. */

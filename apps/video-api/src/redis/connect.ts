@@ -1,4 +1,5 @@
 import { createRedisClient, type RedisClient } from 'floodgate'
+import { redisClusterSeeds } from '../config/load.js'
 import { type LocalRedis, portAnswers, startLocalRedis } from './local_server.js'
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
@@ -51,36 +52,53 @@ function redactUrl(url: string): string {
  * Connects with floodgate's fail-fast client options and waits for the first
  * connection (a dead or wrong REDIS_URL stops the start instead of running degraded). `redisUrl` unset: use
  * 127.0.0.1:6379 if it answers, else start a local `redis-server` in `<dataDir>/redis`.
- * @throws {Error} when Redis is not ready within `redisStartupTimeoutMs` (the message names the URL and the last error).
+ * `redisClusterNodes` set (comma-separated `host:port` seeds, REDIS_CLUSTER_NODES): an ioredis `Cluster`
+ * instead (no local server), ready once it has the slot map.
+ * @throws {Error} when Redis is not ready within `redisStartupTimeoutMs` (the message names the URL or seeds and the last error).
  */
 export async function connectRedis(config: {
   redisUrl: string | undefined
+  /** Redis Cluster seeds, comma-separated `host:port`; excludes `redisUrl`. @default undefined (single node) */
+  redisClusterNodes?: string | undefined
   dataDir: string
   redisCommandTimeoutMs: number
   /** Longest wait for the first connection at start (ms). @default 5000 */
   redisStartupTimeoutMs?: number
 }): Promise<RedisHandle> {
+  const listed = redisClusterSeeds(config)
+  const seeds = listed !== undefined && listed.length > 0 ? listed : undefined
   let url = config.redisUrl ?? DEFAULT_REDIS_URL
   let local: LocalRedis | undefined
-  if (config.redisUrl === undefined && !(await portAnswers('127.0.0.1', 6379))) {
+  if (seeds === undefined && config.redisUrl === undefined && !(await portAnswers('127.0.0.1', 6379))) {
     local = await startLocalRedis(config.dataDir)
     url = local.url
   }
   // Auto-pipelining: commands issued in one event-loop tick (many concurrent requests' cache reads,
-  // counts, rate-limit scripts) leave in one write, instead of one socket write each.
-  const client = createRedisClient(url, {
-    commandTimeoutMs: config.redisCommandTimeoutMs,
-    redis: { enableAutoPipelining: true },
-  })
+  // counts, rate-limit scripts) leave in one write, instead of one socket write each (on a cluster:
+  // one write per node).
+  const client =
+    seeds === undefined
+      ? createRedisClient(url, {
+          commandTimeoutMs: config.redisCommandTimeoutMs,
+          redis: { enableAutoPipelining: true },
+        })
+      : createRedisClient(seeds, {
+          commandTimeoutMs: config.redisCommandTimeoutMs,
+          cluster: { enableAutoPipelining: true },
+        })
   // Errors surface on the commands (and /readyz); the client reconnects in the background.
   client.on('error', () => {})
+  const startupTimeoutMs = config.redisStartupTimeoutMs ?? 5000
   try {
-    await whenReady(client, config.redisStartupTimeoutMs ?? 5000)
+    await whenReady(client, startupTimeoutMs)
   } catch (error) {
     client.disconnect()
     await local?.stop()
+    const message = (error as Error).message
     throw new Error(
-      `Redis at ${redactUrl(url)} is not usable: ${(error as Error).message} (waited up to ${config.redisStartupTimeoutMs ?? 5000} ms); start it, or point REDIS_URL at a running one (unset REDIS_URL to use 127.0.0.1:6379 or a local redis-server)`,
+      seeds === undefined
+        ? `Redis at ${redactUrl(url)} is not usable: ${message} (waited up to ${startupTimeoutMs} ms); start it, or point REDIS_URL at a running one (unset REDIS_URL to use 127.0.0.1:6379 or a local redis-server)`
+        : `Redis Cluster at ${seeds.join(',')} is not usable: ${message} (waited up to ${startupTimeoutMs} ms); start it, or point REDIS_CLUSTER_NODES at running cluster nodes`,
       { cause: error },
     )
   }
