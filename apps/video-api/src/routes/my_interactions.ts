@@ -1,28 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
-import { Type } from 'typebox'
 import type { VideoRow } from '../db/types.js'
 import { requireUser } from '../http/auth.js'
 import type { RouteDeps } from '../http/deps.js'
-import { errorResponses, VideoRef } from '../http/schemas.js'
-import { decodeCursor, encodeCursor } from '../videos/cursor.js'
+import { errorResponses } from '../http/schemas.js'
+import { cutPage, PageQuery, readPageQuery, VideoPageSchema } from '../videos/cursor.js'
 import { toVideo } from '../videos/model.js'
-
-const ListQuery = Type.Object(
-  {
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' })),
-    limit: Type.Optional(
-      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'page size, 1-100 (default 20)' }),
-    ),
-  },
-  { additionalProperties: false },
-)
-
-const Page = Type.Object({
-  items: Type.Array(VideoRef),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-})
 
 type Row = VideoRow & { marked_at_text: string }
 
@@ -43,14 +27,13 @@ export function myInteractionRoutes(app: FastifyInstance, deps: RouteDeps): void
       {
         schema: {
           security: [{ bearerAuth: [] }],
-          querystring: ListQuery,
-          response: { 200: Page, ...errorResponses },
+          querystring: PageQuery,
+          response: { 200: VideoPageSchema, ...errorResponses },
         },
       },
       async (request) => {
         const userId = requireUser(request)
-        const cursor = request.query.cursor === undefined ? undefined : decodeCursor(request.query.cursor)
-        const limit = request.query.limit === undefined ? 20 : Number(request.query.limit)
+        const { cursor, limit } = readPageQuery(request.query)
         const after = cursor
           ? sql`AND (m.created_at, m.video_id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::bigint)`
           : sql``
@@ -64,15 +47,8 @@ export function myInteractionRoutes(app: FastifyInstance, deps: RouteDeps): void
             ${after}
           ORDER BY m.created_at DESC, m.video_id DESC
           LIMIT ${limit + 1}`.execute(deps.db)
-        const page = rows.slice(0, limit)
-        const last = page[page.length - 1]
-        return {
-          items: page.map(toVideo),
-          nextCursor:
-            rows.length > limit && last
-              ? encodeCursor({ createdAt: last.marked_at_text, id: String(last.id) })
-              : null,
-        }
+        const page = cutPage(rows, limit, (row) => ({ createdAt: row.marked_at_text, id: String(row.id) }))
+        return { items: page.rows.map(toVideo), nextCursor: page.nextCursor }
       },
     )
   }

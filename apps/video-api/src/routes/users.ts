@@ -1,25 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { Type } from 'typebox'
 import { notFound } from '../http/api_error.js'
 import type { RouteDeps } from '../http/deps.js'
-import { checkIdRange, errorResponses, IdParams, VideoRef } from '../http/schemas.js'
-import { decodeCursor } from '../videos/cursor.js'
-
-const ListQuery = Type.Object(
-  {
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' })),
-    limit: Type.Optional(
-      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'page size, 1-100 (default 20)' }),
-    ),
-  },
-  { additionalProperties: false },
-)
-
-const Page = Type.Object({
-  items: Type.Array(VideoRef),
-  nextCursor: Type.Union([Type.String(), Type.Null()]),
-})
+import { checkIdRange, errorResponses, IdParams } from '../http/schemas.js'
+import { PageQuery, readPageQuery, VideoPageSchema } from '../videos/cursor.js'
 
 /**
  * `GET /users/:id/videos`: newest first, cursor pagination over (created_at, id),
@@ -29,19 +13,18 @@ export function userRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   r.get(
     '/users/:id/videos',
-    { schema: { params: IdParams, querystring: ListQuery, response: { 200: Page, ...errorResponses } } },
+    {
+      schema: {
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: VideoPageSchema, ...errorResponses },
+      },
+    },
     async (request) => {
       const authorId = checkIdRange(request.params.id, 'params/id')
-      const cursor = request.query.cursor === undefined ? undefined : decodeCursor(request.query.cursor)
+      const { cursor, limit } = readPageQuery(request.query)
       if (!(await deps.users.exists(authorId))) throw notFound('user')
-      return deps.videos.listByAuthor(
-        authorId,
-        cursor,
-        request.query.limit === undefined ? 20 : Number(request.query.limit),
-        {
-          includeHidden: request.userId === authorId,
-        },
-      )
+      return deps.videos.listByAuthor(authorId, cursor, limit, { includeHidden: request.userId === authorId })
     },
   )
 }

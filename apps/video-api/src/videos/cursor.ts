@@ -1,4 +1,6 @@
+import { Type } from 'typebox'
 import { ApiError } from '../http/api_error.js'
+import { VideoRef } from '../http/schemas.js'
 
 /** A position in a (created_at desc, id desc) list. `createdAt` keeps microseconds as an ISO-like string. */
 export interface Cursor {
@@ -36,4 +38,56 @@ export function decodeCursor(text: string): Cursor {
     throw new ApiError('VALIDATION_FAILED', 'querystring/cursor is not a valid cursor')
   }
   return { createdAt: match[1]!, id: match[4]! }
+}
+
+/** Querystring of a cursor-paginated list: `cursor` (from a previous page's `nextCursor`), `limit` 1-100. */
+export const PageQuery = Type.Object(
+  {
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' })),
+    limit: Type.Optional(
+      Type.String({ pattern: '^(100|[1-9][0-9]?)$', description: 'page size, 1-100 (default 20)' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/** A page of videos; `nextCursor` is `null` on the last page. */
+export const VideoPageSchema = Type.Object({
+  items: Type.Array(VideoRef),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+})
+
+/** Page size when the query gives none. */
+export const DEFAULT_PAGE_LIMIT = 20
+
+/**
+ * The decoded {@link PageQuery}: `limit` defaults to {@link DEFAULT_PAGE_LIMIT}.
+ * @throws {ApiError} `VALIDATION_FAILED` for a cursor that did not come from {@link encodeCursor}.
+ */
+export function readPageQuery(query: { cursor?: string; limit?: string }): {
+  cursor: Cursor | undefined
+  limit: number
+} {
+  return {
+    cursor: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: query.limit === undefined ? DEFAULT_PAGE_LIMIT : Number(query.limit),
+  }
+}
+
+/**
+ * Cuts the rows of a keyset query run with `LIMIT limit + 1` (the extra row
+ * only tells that there is a next page) to `limit` rows, and encodes the
+ * cursor after the last one when there is a next page.
+ */
+export function cutPage<R>(
+  rows: readonly R[],
+  limit: number,
+  cursorOf: (row: R) => Cursor,
+): { rows: R[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit)
+  const last = page[page.length - 1]
+  return {
+    rows: page,
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor(cursorOf(last)) : null,
+  }
 }

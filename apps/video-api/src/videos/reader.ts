@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { Database } from '../db/types.js'
-import { type Cursor, encodeCursor } from './cursor.js'
+import { type Cursor, cutPage } from './cursor.js'
 import { toVideo, type Video } from './model.js'
 
 export interface VideoPage {
@@ -89,15 +89,8 @@ export class SqlVideoReader implements VideoReader {
       .orderBy('id', 'desc')
       .limit(limit + 1)
       .execute()
-    const page = rows.slice(0, limit)
-    const last = page[page.length - 1]
-    return {
-      items: page.map(toVideo),
-      nextCursor:
-        rows.length > limit && last
-          ? encodeCursor({ createdAt: last.created_at_text, id: String(last.id) })
-          : null,
-    }
+    const page = cutPage(rows, limit, (row) => ({ createdAt: row.created_at_text, id: String(row.id) }))
+    return { items: page.rows.map(toVideo), nextCursor: page.nextCursor }
   }
 
   async recommend(limit: number): Promise<Video[]> {
