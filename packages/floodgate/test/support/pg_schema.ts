@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { pgPoolDatabase, type SqlDatabase } from '../../src/sql/executor.js'
+
+/** URL of the shared PostgreSQL the integration tests use. */
+export const TEST_DATABASE_URL =
+  process.env.FLOODGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+/** A private PostgreSQL schema, a pool on it, and `drop()` (ends the pool, `DROP SCHEMA … CASCADE`). */
+export interface PgTestSchema {
+  name: string
+  pool: pg.Pool
+  db: SqlDatabase
+  drop(): Promise<void>
+}
+
+/** A pool whose sessions use `schema` (search_path), for workers that get the schema name. */
+export function schemaPool(schema: string, max = 4): pg.Pool {
+  return new pg.Pool({ connectionString: TEST_DATABASE_URL, max, options: `-c search_path=${schema}` })
+}
+
+/**
+ * Creates the schema `fg_<label>_<8 hex>` (unique per call, so test files running
+ * at the same time on the shared database never meet) and runs `setup` on a
+ * client whose search_path is that schema, to create and fill the fixture tables.
+ */
+export async function createPgTestSchema(
+  label: string,
+  setup: (admin: pg.Client) => Promise<void>,
+): Promise<PgTestSchema> {
+  const name = `fg_${label}_${randomBytes(4).toString('hex')}`
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE SCHEMA ${name}`)
+    await admin.query(`SET search_path = ${name}`)
+    await setup(admin)
+  } finally {
+    await admin.end()
+  }
+  const pool = schemaPool(name)
+  return {
+    name,
+    pool,
+    db: pgPoolDatabase(pool),
+    async drop() {
+      await pool.end()
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
+      await client.connect()
+      await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
+      await client.end()
+    },
+  }
+}
