@@ -4,6 +4,12 @@
 // (pg_stat_database.xact_commit of the bench database; every read is one statement).
 //   node --conditions=floodgate-source --import tsx bench/cache/http.ts --db postgres://postgres@127.0.0.1:5432/va_bench_cache
 // The database must be seeded first (npm run seed -w video-api -- --users 2000 --videos 100000).
+// Interleaved rounds on a shared box, medians reported:
+//   ... bench/cache/http.ts --modes uncached,cached,uncached,cached [--warmup 10] [--label name]
+// Also: Redis commands per request (MONITOR probe after each run, --probe requests),
+// --cpu-prof <dir> to profile the service (one .cpuprofile per thread under <dir>/<mode>).
+// Every run starts on an empty cache (fresh key prefix); get-video.ts replays one seeded id
+// sequence, so a warm-up at least as long as the run makes the run a steady state (all ids seen).
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -13,6 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { seededRandom, zipfSampler } from '../support/zipf.js'
 
 const { values } = parseArgs({
   options: {
@@ -87,22 +94,8 @@ async function popularIds(): Promise<string[]> {
  */
 async function countRedisCommands(port: number, prefix: string): Promise<number> {
   const ids = await popularIds()
-  const cdf = new Float64Array(ids.length)
-  let sum = 0
-  for (let k = 1; k <= ids.length; k++) cdf[k - 1] = sum += 1 / k
-  let state = 777
-  const pick = () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0
-    const u = (state / 4294967296) * sum
-    let lo = 0
-    let hi = ids.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (cdf[mid]! < u) lo = mid + 1
-      else hi = mid
-    }
-    return ids[lo]!
-  }
+  const rank = zipfSampler(ids.length, 1, seededRandom(777))
+  const pick = () => ids[rank()]!
   const monitorClient = new Redis(values.redis!)
   const monitor = await monitorClient.monitor()
   let commands = 0
