@@ -2,7 +2,13 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { type AdapterKind, REDIS_URL } from './adapters.js'
-import { percentile } from './zipf.js'
+
+/** Percentile (0–100) of an unsorted sample, nearest rank. */
+function percentile(sample: readonly number[], p: number): number {
+  if (sample.length === 0) return Number.NaN
+  const sorted = [...sample].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
 
 interface WorkerProcess {
   ready: Promise<void>

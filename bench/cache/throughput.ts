@@ -1,5 +1,5 @@
+import { zipfSampler } from '../support/zipf.js'
 import { type AdapterKind, makeAdapter } from './adapters.js'
-import { zipfSampler } from './zipf.js'
 
 /** A video-sized JSON value. */
 export function videoRow(i: number) {

@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
+import { seededRandom, zipfSampler } from '../support/zipf.js'
 
 const require = createRequire(import.meta.url)
 type Request = { path?: string }
@@ -45,27 +46,10 @@ await client.end()
 const ids = rows.map((r) => r.id)
 if (ids.length === 0) throw new Error('no seeded videos: run npm run seed first')
 
-// Zipf(s=1) over ranks by inverse transform on the CDF; seeded LCG so runs draw the same mix.
-const cdf = new Float64Array(ids.length)
-let sum = 0
-for (let k = 1; k <= ids.length; k++) cdf[k - 1] = sum += 1 / k
-let state = 12345
-const random = () => {
-  state = (Math.imul(state, 1664525) + 1013904223) >>> 0
-  return state / 4294967296
-}
-const pick = (): string => {
-  if (values.uniform) return ids[Math.floor(random() * ids.length)]!
-  const u = random() * sum
-  let lo = 0
-  let hi = ids.length - 1
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (cdf[mid]! < u) lo = mid + 1
-    else hi = mid
-  }
-  return ids[lo]!
-}
+// Zipf(s=1) over ranks; seeded so runs draw the same mix.
+const random = seededRandom(12345)
+const rank = zipfSampler(ids.length, 1, random)
+const pick = (): string => ids[values.uniform ? Math.floor(random() * ids.length) : rank()]!
 
 const result = await new Promise<Result>((resolve, reject) =>
   autocannon(

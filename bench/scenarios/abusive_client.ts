@@ -1,4 +1,5 @@
-import { bearer, type Context, randomIp, zipf } from './context.js'
+import { zipfSampler } from '../support/zipf.js'
+import { bearer, type Context, randomIp } from './context.js'
 import { MODE_LABEL, MODES, QUOTAS } from './modes.js'
 import { runPhase } from './phase.js'
 import { newHistogram, percentilesOf } from './recorder.js'
@@ -25,7 +26,7 @@ export const abusiveClient: Scenario = {
   id: 'abusive-client',
   async run(ctx: Context) {
     const p = ctx.params
-    const rank = zipf(ctx.idsByRank.length)
+    const rank = zipfSampler(ctx.idsByRank.length)
     const abuser = ctx.userIds[ctx.userIds.length - 1]!
     const token = `Bearer ${bearer(ctx, abuser)}`
     const total = p.abusiveBaselineS + p.abusiveS

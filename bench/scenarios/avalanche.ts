@@ -1,4 +1,5 @@
-import { type Context, randomIp, zipf } from './context.js'
+import { zipfSampler } from '../support/zipf.js'
+import { type Context, randomIp } from './context.js'
 import { burst } from './load.js'
 import { MODE_LABEL, MODES } from './modes.js'
 import { runPhase } from './phase.js'
@@ -24,7 +25,7 @@ export const avalanche: Scenario = {
   id: 'avalanche',
   async run(ctx: Context) {
     const p = ctx.params
-    const rank = zipf(ctx.idsByRank.length)
+    const rank = zipfSampler(ctx.idsByRank.length)
     const warm = ctx.idsByRank.slice(0, p.avalancheWarm).map((id) => `/videos/${id}`)
     const downAt = p.redisDownAtS
     const upAt = p.redisDownAtS + p.redisDownS

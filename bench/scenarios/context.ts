@@ -113,21 +113,3 @@ export function benchIp(): string {
   const n = Math.floor(Math.random() * 65_536)
   return `10.1.${n >> 8}.${n & 255}`
 }
-
-/** Zipf(s=1) sampler over ranks 0..n-1 (inverse transform on the CDF). */
-export function zipf(n: number): () => number {
-  const cdf = new Float64Array(n)
-  let total = 0
-  for (let r = 0; r < n; r++) cdf[r] = total += 1 / (r + 1)
-  return () => {
-    const u = Math.random() * total
-    let lo = 0
-    let hi = n - 1
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (cdf[mid]! < u) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
-}

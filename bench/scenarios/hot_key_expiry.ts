@@ -1,4 +1,5 @@
-import { type Context, randomIp, zipf } from './context.js'
+import { zipfSampler } from '../support/zipf.js'
+import { type Context, randomIp } from './context.js'
 import { burst } from './load.js'
 import { runPhase } from './phase.js'
 import {
@@ -23,7 +24,7 @@ export const hotKeyExpiry: Scenario = {
   id: 'hot-key-expiry',
   async run(ctx: Context) {
     const p = ctx.params
-    const rank = zipf(ctx.idsByRank.length)
+    const rank = zipfSampler(ctx.idsByRank.length)
     const hot = ctx.idsByRank.slice(0, p.hotKeys).map((id) => `/videos/${id}`)
     const phases = await forEachMode(ctx, 'hot key expiry', async (mode) => {
       const d = ctx.deployments[mode]

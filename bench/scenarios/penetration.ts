@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
-import { type Context, randomIp, zipf } from './context.js'
+import { zipfSampler } from '../support/zipf.js'
+import { type Context, randomIp } from './context.js'
 import { runPhase } from './phase.js'
 import {
   byMode,
@@ -35,7 +36,7 @@ export const penetration: Scenario = {
   id: 'penetration',
   async run(ctx: Context) {
     const p = ctx.params
-    const rank = zipf(ctx.idsByRank.length)
+    const rank = zipfSampler(ctx.idsByRank.length)
     const missing = () => String(ctx.missingIdFloor + BigInt(Math.floor(Math.random() * 1e12)))
     const results = await forEachMode(ctx, 'penetration', async (mode) => {
       const d = ctx.deployments[mode]
