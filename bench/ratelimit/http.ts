@@ -9,10 +9,10 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '../support/free_port.js'
 
 type Result = {
   requests: { total: number }
@@ -33,17 +33,6 @@ const durationS = Number(process.env.BENCH_DURATION_S ?? 5)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const modes = ['off', 'allowed', 'rejected'] as const
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 /** video-api's own entry point (main.ts) on an embedded PGlite in a temp folder, configured by env. */
 async function startServer(

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
-import { freePort, PrivateRedisServer, sleep, stop, track, waitFor } from './processes.js'
+import { freePort } from '../support/free_port.js'
+import { PrivateRedisServer, sleep, stop, track, waitFor } from './processes.js'
 
 /** The three designs every scenario runs side by side. */
 export type ModeName = 'none' | 'legacy' | 'floodgate'

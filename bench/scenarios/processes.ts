@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream, type WriteStream } from 'node:fs'
-import { createServer } from 'node:net'
 
 /** Every child the bench started, so Ctrl-C or an error stops them all (by pid, nothing else). */
 const children = new Set<ChildProcess>()
@@ -24,17 +23,6 @@ export async function stop(child: ChildProcess, graceMs = 5000): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
   await exited
   clearTimeout(timer)
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
