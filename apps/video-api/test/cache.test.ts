@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { BloomFilter } from 'floodgate'
-import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import type { VideoCacheSettings } from '../src/cache/settings.js'
 import type { VideoReader } from '../src/videos/reader.js'
-import { createVideo, registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { deleteByPrefix as deleteKeys, testRedisClient } from './support/redis.js'
 
 /** Counts the reads that reach the SQL reader (= database queries of the read path). */
 function counting(reader: VideoReader) {
@@ -33,7 +33,7 @@ interface CachedApp {
   prefix: string
 }
 
-const redis = new Redis(TEST_REDIS_URL)
+const redis = testRedisClient()
 const databases: TestDatabase[] = []
 const apps: FastifyInstance[] = []
 
@@ -60,12 +60,7 @@ async function cachedApp(label: string, cache: VideoCacheSettings): Promise<Cach
 }
 
 async function deleteByPrefix(prefix: string) {
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length > 0) await redis.unlink(...keys)
-  } while (cursor !== '0')
+  await deleteKeys(redis, prefix)
 }
 
 let gated: CachedApp

@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
+import { type Cluster, Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
-import { createVideo, registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { deleteByPrefix, testRedisClient } from './support/redis.js'
 
 let app: FastifyInstance
 let database: TestDatabase
-let redis: Redis
+let redis: Redis | Cluster
 const prefix = `vatest:ix:${process.pid}:${randomBytes(3).toString('hex')}`
 let alice: Awaited<ReturnType<typeof registerUser>>
 let bob: Awaited<ReturnType<typeof registerUser>>
@@ -19,7 +20,7 @@ let hidden: string
 
 beforeAll(async () => {
   database = await createTestDatabase('ix')
-  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  redis = testRedisClient()
   app = await buildApp({
     db: database.db,
     redis,
@@ -36,12 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app.close()
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length > 0) await redis.unlink(...keys)
-  } while (cursor !== '0')
+  await deleteByPrefix(redis, prefix)
   redis.disconnect()
   await database.close()
 })

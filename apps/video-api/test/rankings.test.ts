@@ -2,17 +2,18 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { InteractionKeys, toMember } from 'floodgate'
-import { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
-import { createVideo, registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { deleteByPrefix, testRedisClient } from './support/redis.js'
 
 // Issue test 7 at the service level (order, ties, window expiry, deleted/private skipped),
 // plus counts in payloads, the stale fallback, /me lists and the admin endpoints.
 let app: FastifyInstance
 let database: TestDatabase
-let redis: Redis
+let redis: Redis | Cluster
 const prefix = `vatest:rank:${process.pid}:${randomBytes(3).toString('hex')}`
 const keys = new InteractionKeys(prefix, 4)
 type User = Awaited<ReturnType<typeof registerUser>>
@@ -56,7 +57,7 @@ async function reconcileClean(timeoutMs = 15_000) {
 
 beforeAll(async () => {
   database = await createTestDatabase('rank')
-  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  redis = testRedisClient()
   app = await build()
   const tag = randomBytes(3).toString('hex')
   alice = await registerUser(app, `alice_${tag}`)
@@ -89,12 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app.close()
-  let cursor = '0'
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (found.length > 0) await redis.unlink(...found)
-  } while (cursor !== '0')
+  await deleteByPrefix(redis, prefix)
   await redis.del(`{${prefix}:epoch}:rebuild`, `{${prefix}:epoch}:rebuild:fence`)
   redis.disconnect()
   await database.close()
@@ -166,7 +162,9 @@ describe('counts in video payloads', () => {
 
   it('Redis lost its data: DB columns marked stale, then rebuilt and served from Redis again', async () => {
     expect((await reconcileClean()).drifted).toEqual([]) // the flush applied everything
-    await redis.del(keys.epoch(), keys.likes(v[1]!)) // the loss, as readers see it
+    // the loss, as readers see it (two DELs: on a cluster the keys live in different slots)
+    await redis.del(keys.likes(v[1]!))
+    await redis.del(keys.epoch())
     const stale = await app.inject({ method: 'GET', url: `/videos/${v[1]}`, headers: fans[0]!.auth })
     expect(stale.json()).toMatchObject({ likeCount: 3, liked: true, countsStale: true })
     const stats = (await app.inject(`/videos/${v[1]}/stats`)).json()

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { addressKey, ipv6Groups } from '../src/rate_limit/client_key.js'
 import { parseRouteQuotas } from '../src/rate_limit/quotas.js'
-import { registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { registerUser, TEST_JWT_SECRET } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { deleteByPrefix, testRedisClient } from './support/redis.js'
 
 // Headers and 429s of the rate-limit plugin, on the real Redis (unique key prefix per app).
 const quotas = {
@@ -18,7 +19,7 @@ const quotas = {
 }
 
 let database: TestDatabase
-let redis: Redis
+let redis: Redis | Cluster
 const apps: FastifyInstance[] = []
 const prefixes: string[] = []
 
@@ -38,19 +39,12 @@ async function appWith(trustProxy: boolean | string[] = false): Promise<FastifyI
 
 beforeAll(async () => {
   database = await createTestDatabase('ratelimit')
-  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  redis = testRedisClient()
 })
 
 afterAll(async () => {
   for (const app of apps) await app.close()
-  for (const prefix of prefixes) {
-    let cursor = '0'
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
-      cursor = next
-      if (keys.length > 0) await redis.unlink(...keys)
-    } while (cursor !== '0')
-  }
+  for (const prefix of prefixes) await deleteByPrefix(redis, `${prefix}:`)
   redis.disconnect()
   await database.close()
 })

@@ -2,24 +2,25 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { InteractionKeys } from 'floodgate'
-import { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { startInteractionFlush } from '../src/interactions/flush.js'
-import { createVideo, registerUser, TEST_JWT_SECRET, TEST_REDIS_URL } from './support/app.js'
+import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { deleteByPrefix, testRedisClient } from './support/redis.js'
 
 let app: FastifyInstance
 let database: TestDatabase
-let redis: Redis
+let redis: Redis | Cluster
 const prefix = `vatest:unknown:${process.pid}:${randomBytes(3).toString('hex')}`
 const UNKNOWN = '987654321'
 
 beforeAll(async () => {
   database = await createTestDatabase('unknown')
-  redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  redis = testRedisClient()
   // no flush consumer here: the second test starts its own, after the events are in the stream
   app = await buildApp({
     db: database.db,
@@ -32,8 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app.close()
-  const keys = await redis.keys(`${prefix}*`)
-  if (keys.length > 0) await redis.unlink(...keys)
+  await deleteByPrefix(redis, prefix)
   redis.disconnect()
   await database.close()
 })

@@ -1,28 +1,31 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { buildApp } from '../../src/app.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
-export const TEST_REDIS_URL = process.env.FLOODGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+import { testRedisClient } from './redis.js'
+
+export { TEST_REDIS_URL } from './redis.js'
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789'
 
 export interface TestApp {
   app: FastifyInstance
   database: TestDatabase
-  redis: Redis
+  /** A `Cluster` when `FLOODGATE_TEST_REDIS_CLUSTER` is set (see ./redis.ts). */
+  redis: Redis | Cluster
   /** Unique Redis key prefix of this app. */
   prefix: string
   close(): Promise<void>
 }
 
-/** The app on a fresh database (see createTestDatabase) and the shared Redis. */
+/** The app on a fresh database (see createTestDatabase) and the shared Redis (or the test cluster). */
 export async function createTestApp(
   label: string,
   options: { jwtTtlS?: number; bodyLimitBytes?: number } = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase(label)
-  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  const redis = testRedisClient()
   const prefix = `vatest:${label}:${process.pid}:${randomBytes(3).toString('hex')}`
   const app = await buildApp({
     db: database.db,

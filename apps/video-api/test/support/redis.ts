@@ -1,0 +1,74 @@
+import { Cluster, Redis } from 'ioredis'
+
+/** URL of the shared single-node Redis the service tests use. */
+export const TEST_REDIS_URL = process.env.FLOODGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+/**
+ * Seeds (`host:port`) of a Redis Cluster to run the service tests on, from
+ * `FLOODGATE_TEST_REDIS_CLUSTER` (comma-separated, e.g. the output of
+ * `scripts/redis-cluster/start.sh`); `undefined` when unset (single node).
+ */
+export const TEST_REDIS_CLUSTER_NODES: readonly string[] | undefined = (() => {
+  const seeds = (process.env.FLOODGATE_TEST_REDIS_CLUSTER ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
+  return seeds.length > 0 ? seeds : undefined
+})()
+
+/**
+ * The environment a spawned service process needs to reach the test Redis:
+ * `REDIS_CLUSTER_NODES` on a cluster (and no `REDIS_URL`), otherwise `REDIS_URL`.
+ */
+export function testRedisEnv(): { REDIS_URL?: string; REDIS_CLUSTER_NODES?: string } {
+  return TEST_REDIS_CLUSTER_NODES === undefined
+    ? { REDIS_URL: TEST_REDIS_URL }
+    : { REDIS_CLUSTER_NODES: TEST_REDIS_CLUSTER_NODES.join(',') }
+}
+
+/**
+ * A client for the app under test and for the tests' own checks: an ioredis `Cluster` on the
+ * seeds of `FLOODGATE_TEST_REDIS_CLUSTER` when that is set, otherwise a `Redis` on
+ * {@link TEST_REDIS_URL}. Offline queue on (commands sent while connecting wait), one retry.
+ */
+export function testRedisClient(): Redis | Cluster {
+  if (TEST_REDIS_CLUSTER_NODES === undefined) return new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
+  const nodes = TEST_REDIS_CLUSTER_NODES.map((seed) => {
+    const [host, port] = seed.split(':')
+    return { host: host ?? '127.0.0.1', port: Number(port ?? 6379) }
+  })
+  return new Cluster(nodes, { redisOptions: { maxRetriesPerRequest: 1 } })
+}
+
+/**
+ * Deletes every key under `prefix` (SCAN, never KEYS) and returns how many. On a cluster it scans
+ * every master and deletes key by key (the keys of one SCAN page may sit in different slots).
+ */
+export async function deleteByPrefix(client: Redis | Cluster, prefix: string): Promise<number> {
+  if (!(client instanceof Cluster)) return deleteOnNode(client, prefix, false)
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
+  let deleted = 0
+  for (const node of client.nodes('master')) deleted += await deleteOnNode(node, prefix, true)
+  return deleted
+}
+
+/** `perKey`: one UNLINK per key (a cluster node refuses a multi-key UNLINK across slots). */
+async function deleteOnNode(node: Redis, prefix: string, perKey: boolean): Promise<number> {
+  let cursor = '0'
+  let deleted = 0
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    cursor = next
+    if (keys.length === 0) continue
+    if (!perKey) deleted += await node.unlink(...keys)
+    else {
+      const pipeline = node.pipeline()
+      for (const key of keys) pipeline.unlink(key)
+      for (const [error, count] of (await pipeline.exec()) ?? []) {
+        if (error) throw error
+        deleted += Number(count)
+      }
+    }
+  } while (cursor !== '0')
+  return deleted
+}
