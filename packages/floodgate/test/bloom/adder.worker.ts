@@ -9,10 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { BloomFilter } from '../../src/bloom/index.js'
 import { KeySpace } from '../../src/redis/index.js'
 import { report } from '../support/processes.js'
-import { testRedis } from '../support/redis.js'
+import { testRedisClient } from '../support/redis.js'
 
 const [prefix = '', name = '', label = '', perPhaseArg = '25', phasesArg = '4'] = process.argv.slice(2)
-const redis = testRedis()
+const redis = testRedisClient()
 const keySpace = new KeySpace(prefix)
 const bloom = new BloomFilter({ redis, keySpace, name, bits: 200_000, hashes: 7, shards: 3 })
 const db = keySpace.plain('db', name)

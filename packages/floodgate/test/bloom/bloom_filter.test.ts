@@ -9,9 +9,9 @@ import {
   LockTimeoutError,
   Mutex,
 } from '../../src/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const keySpace = new KeySpace(uniquePrefix('bloom'))
 let n = 0
 const filter = (options: Partial<ConstructorParameters<typeof BloomFilter>[0]> = {}) =>

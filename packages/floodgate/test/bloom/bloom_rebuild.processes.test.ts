@@ -2,9 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BloomFilter, KeySpace } from '../../src/index.js'
 import { spawnWorker } from '../support/processes.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const keySpace = new KeySpace(uniquePrefix('bloom-procs'))
 
 afterAll(async () => {

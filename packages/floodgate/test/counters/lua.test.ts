@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { LuaScript, toMember } from '../../src/index.js'
 import { InteractionKeys } from '../../src/interactions/keys.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('ctrlua')
 const keys = new InteractionKeys(prefix, 4)
 const lua = (name: string) => new LuaScript(new URL(`../../src/counters/lua/${name}`, import.meta.url))

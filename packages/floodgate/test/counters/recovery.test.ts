@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { CountsReader, CountsRecovery, Interactions, type RecoveryEvent, toMember } from '../../src/index.js'
 import { spawnWorker } from '../support/processes.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { type CountersSchema, createCountersSchema, seedMembers, seedPlays } from './pg_schema.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('recov')
 const P = 4
 let schema: CountersSchema

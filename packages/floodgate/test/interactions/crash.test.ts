@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createInteractionFlush, InteractionKeys } from '../../src/interactions/index.js'
 import { spawnWorker, type Worker } from '../support/processes.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { waitDrained } from './drain.js'
 import { createTestSchema } from './pg_schema.js'
 import { compareRedisWithDatabase } from './verify.js'
@@ -22,7 +22,7 @@ const OPS_OVERLAP = Number(process.env.FG_CRASH_OPS_OVERLAP ?? 20_000)
  */
 const PRODUCTION_S = 18
 
-const redis = testRedis(5000)
+const redis = testRedisClient(5000)
 const producerFile = new URL('./workers/producer.ts', import.meta.url)
 const flusherFile = new URL('./workers/flusher.ts', import.meta.url)
 

@@ -6,14 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createInteractionFlush, Interactions, playViewer } from '../../src/interactions/index.js'
 import { pgPoolDatabase } from '../../src/sql/executor.js'
 import type { StreamGroupConsumer } from '../../src/stream/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { waitDrained } from './drain.js'
 import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from './pg_schema.js'
 import { compareRedisWithDatabase } from './verify.js'
 
 const VIDEOS = 20
 const PARTITIONS = 4
-const redis = testRedis(5000)
+const redis = testRedisClient(5000)
 const prefix = uniquePrefix('ix-outage')
 const ix = new Interactions(redis, { prefix, partitions: PARTITIONS, playDedupeWindowMs: 100 })
 const role = `fg_flush_${randomBytes(4).toString('hex')}`

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createInteractionFlush, InteractionKeys, Interactions } from '../../src/interactions/index.js'
 import type { StreamGroupConsumer } from '../../src/stream/index.js'
 import { spawnWorker } from '../support/processes.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { waitDrained } from './drain.js'
 import { createTestSchema, type TestSchema } from './pg_schema.js'
 
-const redis = testRedis(5000)
+const redis = testRedisClient(5000)
 const prefix = uniquePrefix('ix-click')
 const keys = new InteractionKeys(prefix, 4)
 const ix = new Interactions(redis, { prefix, partitions: 4 })

@@ -2,12 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createInteractionFlush, Interactions, playViewer } from '../../src/interactions/index.js'
 import type { StreamGroupConsumer } from '../../src/stream/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { waitDrained } from './drain.js'
 import { createTestSchema, type TestSchema } from './pg_schema.js'
 
 const WINDOW_MS = 400
-const redis = testRedis(5000)
+const redis = testRedisClient(5000)
 const prefix = uniquePrefix('ix-play')
 const ix = new Interactions(redis, { prefix, partitions: 2, playDedupeWindowMs: WINDOW_MS })
 let schema: TestSchema

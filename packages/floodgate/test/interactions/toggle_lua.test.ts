@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { InvalidArgumentError } from '../../src/errors/index.js'
 import { Interactions, playViewer } from '../../src/interactions/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('ix-lua')
 const ix = new Interactions(redis, { prefix, partitions: 4, topK: 2, bucketTtlMs: 120_000 })
 const k = ix.keys

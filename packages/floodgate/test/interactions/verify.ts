@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis'
 import type pg from 'pg'
 import type { InteractionKeys } from '../../src/interactions/index.js'
+import type { RedisClient } from '../../src/redis/index.js'
 
 /** Differences between Redis membership / counters and the PostgreSQL truth; empty when they agree. */
 export async function compareRedisWithDatabase(
-  redis: Redis,
+  redis: RedisClient,
   pool: pg.Pool,
   keys: InteractionKeys,
   videos: number,

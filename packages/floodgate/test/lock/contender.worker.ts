@@ -6,10 +6,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Mutex } from '../../src/lock/index.js'
 import { KeySpace } from '../../src/redis/index.js'
 import { report } from '../support/processes.js'
-import { testRedis } from '../support/redis.js'
+import { testRedisClient } from '../support/redis.js'
 
 const [prefix = '', name = '', countArg = '0'] = process.argv.slice(2)
-const redis = testRedis()
+const redis = testRedisClient()
 const space = new KeySpace(prefix)
 const mutex = Mutex.named(redis, space, name, { ttlMs: 5000 })
 const inside = space.tagged('check', name, 'inside')

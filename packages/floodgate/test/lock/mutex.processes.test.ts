@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { KeySpace } from '../../src/index.js'
 import { spawnWorker } from '../support/processes.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('lock-procs')
 const space = new KeySpace(prefix)
 

@@ -9,9 +9,15 @@ import {
   Mutex,
   StoreUnavailableError,
 } from '../../src/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import {
+  deadRedisClient,
+  deleteByPrefix,
+  readyProductionClient,
+  testRedisClient,
+  uniquePrefix,
+} from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const space = new KeySpace(uniquePrefix('lock'))
 let n = 0
 const fresh = (options?: ConstructorParameters<typeof Mutex>[2]) =>
@@ -123,7 +129,7 @@ describe('Mutex', () => {
   })
 
   it('the watchdog retries through Redis errors, then aborts (expired) before the TTL would have passed', async () => {
-    const client = testRedis(200)
+    const client = await readyProductionClient(200) // no offline queue: after disconnect() renewals fail at once
     const mutex = Mutex.named(client, space, `m${n++}`, { ttlMs: 300, watchdog: true })
     const lease = await mutex.tryAcquire()
     if (!lease) throw new Error('not acquired')
@@ -188,8 +194,7 @@ describe('Mutex', () => {
   })
 
   it('tryAcquire throws StoreUnavailableError when Redis is unreachable', async () => {
-    const dead = testRedis()
-    dead.disconnect()
+    const dead = deadRedisClient()
     const mutex = Mutex.named(dead, space, 'dead')
     await expect(mutex.tryAcquire()).rejects.toBeInstanceOf(StoreUnavailableError)
     await expect(mutex.acquire()).rejects.toBeInstanceOf(StoreUnavailableError)

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { KeySpace } from '../../src/index.js'
 import { acquireScript, extendScript, releaseScript } from '../../src/lock/scripts.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const space = new KeySpace(uniquePrefix('lock-lua'))
 let n = 0
 function keys() {

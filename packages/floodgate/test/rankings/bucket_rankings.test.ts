@@ -3,9 +3,9 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import { createRankings, InvalidArgumentError, toMember } from '../../src/index.js'
 import { InteractionKeys } from '../../src/interactions/keys.js'
 import { spawnWorker } from '../support/processes.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('rank')
 const P = 4
 const keys = new InteractionKeys(prefix, P)

@@ -8,9 +8,9 @@ import {
 } from '../../src/index.js'
 import { InteractionKeys } from '../../src/interactions/keys.js'
 import { decayedKey } from '../../src/rankings/ranking_keys.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('decay')
 const keys = new InteractionKeys(prefix, 2)
 const script = new LuaScript(new URL('../../src/rankings/lua/decay-add-1.lua', import.meta.url))

@@ -6,11 +6,11 @@ import {
   type RateLimitAlgorithm,
   rateLimitKeys,
 } from '../../src/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 // Test 6: weighted cost, cost > limit, rejected requests consume nothing; plus TTL
 // re-arming, the blocked cache and option validation.
-const redis = testRedis()
+const redis = testRedisClient()
 const keySpace = new KeySpace(uniquePrefix('rl-cost'))
 const ALGORITHMS: RateLimitAlgorithm[] = ['fixedWindow', 'slidingLog', 'slidingWindow', 'tokenBucket', 'gcra']
 

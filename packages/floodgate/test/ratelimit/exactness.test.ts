@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { spawnWorker } from '../support/processes.js'
-import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, TEST_REDIS_URL, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 // Test 1: 4 processes × 16 concurrent callers fire 10,000 decisions at one key,
 // limit 100 per 1 s window; the admitted Redis timestamps are checked against each
@@ -11,7 +11,7 @@ const LIMIT = 100
 const WINDOW_MS = 1000
 const ALGORITHMS = ['slidingLog', 'fixedWindow', 'tokenBucket', 'gcra', 'slidingWindow'] as const
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('rl-exact')
 
 afterAll(async () => {

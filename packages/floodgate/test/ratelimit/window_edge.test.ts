@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createRateLimiter, type RateLimitAlgorithm } from '../../src/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 // Test 2: a burst just before a window edge and another just after it, timed on the
 // Redis clock. Fixed window admits 2 × limit across the edge, sliding log never more
@@ -12,7 +12,7 @@ const WINDOW_MS = 1000
 const BEFORE_EDGE_MS = 250
 const AFTER_EDGE_MS = 150
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('rl-edge')
 
 afterAll(async () => {

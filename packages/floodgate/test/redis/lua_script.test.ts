@@ -4,9 +4,15 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { KeySpace, LuaScript, StoreUnavailableError } from '../../src/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import {
+  deadRedisClient,
+  deleteByPrefix,
+  masterNodes,
+  testRedisClient,
+  uniquePrefix,
+} from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const keys = new KeySpace(uniquePrefix('lua'))
 const dir = mkdtempSync(join(tmpdir(), 'fg-lua-'))
 writeFileSync(
@@ -29,14 +35,15 @@ describe('LuaScript', () => {
   it('runs by EVALSHA and reloads once after SCRIPT FLUSH', async () => {
     const key = keys.tagged('lua', 'a')
     expect(await script.run(redis, [key], ['one'])).toBe('one')
-    await redis.script('FLUSH')
+    // on a cluster the flush must reach every master (the script was loaded on the key's node)
+    for (const node of masterNodes(redis)) await node.script('FLUSH')
     expect(await script.run(redis, [key], ['two'])).toBe('two')
-    expect(await redis.script('EXISTS', script.sha1)).toEqual([1])
+    const exists = await Promise.all(masterNodes(redis).map((node) => node.script('EXISTS', script.sha1)))
+    expect(exists).toContainEqual([1])
   })
 
   it('wraps a Redis error in StoreUnavailableError with a cause', async () => {
-    const dead = testRedis()
-    dead.disconnect()
+    const dead = deadRedisClient()
     const error = await script.run(dead, [keys.tagged('lua', 'b')], ['x']).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(StoreUnavailableError)
     expect((error as StoreUnavailableError).cause).toBeInstanceOf(Error)

@@ -9,9 +9,9 @@ import {
   type StreamEntry,
   StreamGroupConsumer,
 } from '../../src/stream/index.js'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('stream')
 const trim = new LuaScript(new URL('../../src/stream/lua/trim-1.lua', import.meta.url))
 const deadLetter = new LuaScript(new URL('../../src/stream/lua/dead-letter-2.lua', import.meta.url))

@@ -92,3 +92,32 @@ async function deleteByPrefixOnNode(client: Redis, prefix: string, perKey: boole
   } while (cursor !== '0')
   return deleted
 }
+
+/** The nodes that hold data: every master of a cluster client, or the single node itself. */
+export function masterNodes(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client]
+}
+
+/**
+ * A client on the test target (single node or cluster) with floodgate's production options, so
+ * truly without an offline queue, already disconnected: every command fails at once, as against
+ * an unreachable Redis (a client with an offline queue would hold a cluster command instead).
+ */
+export function deadRedisClient(): RedisClient {
+  const client = createRedisClient(TEST_REDIS_TARGET)
+  client.on('error', () => {})
+  client.disconnect()
+  return client
+}
+
+/**
+ * A client on the test target with floodgate's production options (no offline queue), resolved
+ * once connected (on a cluster: once it has the slot map). For tests that disconnect it mid-run:
+ * afterwards every command fails at once instead of waiting in an offline queue.
+ */
+export async function readyProductionClient(commandTimeoutMs = 2000): Promise<RedisClient> {
+  const client = createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs })
+  client.on('error', () => {})
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
+  return client
+}

@@ -2,12 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { CountsRecovery, type RecoveryEvent } from '../../../src/index.js'
 import { pgPoolDatabase } from '../../../src/sql/executor.js'
 import { report } from '../../support/processes.js'
-import { testRedis } from '../../support/redis.js'
+import { testRedisClient } from '../../support/redis.js'
 import { schemaPool } from '../pg_schema.js'
 
 // argv: prefix schema startAtMs
 const [prefix, schema, startAt] = process.argv.slice(2)
-const redis = testRedis()
+const redis = testRedisClient()
 const pool = schemaPool(schema!, 2)
 const events: RecoveryEvent['type'][] = []
 const recovery = new CountsRecovery({

@@ -6,10 +6,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Interactions } from '../../../src/interactions/index.js'
 import { report } from '../../support/processes.js'
-import { testRedis } from '../../support/redis.js'
+import { testRedisClient } from '../../support/redis.js'
 
 const [prefix, partitions, video, firstUser, lastUser, action, clicks, startAt] = process.argv.slice(2)
-const redis = testRedis(5000)
+const redis = testRedisClient(5000)
 const ix = new Interactions(redis, { prefix: prefix!, partitions: Number(partitions) })
 await redis.ping()
 await sleep(Math.max(0, Number(startAt) - Date.now()))

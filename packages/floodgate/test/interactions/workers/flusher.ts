@@ -5,11 +5,11 @@
 import { createInteractionFlush } from '../../../src/interactions/index.js'
 import { pgPoolDatabase } from '../../../src/sql/executor.js'
 import { report } from '../../support/processes.js'
-import { testRedis } from '../../support/redis.js'
+import { testRedisClient } from '../../support/redis.js'
 import { schemaPool } from '../pg_schema.js'
 
 const [prefix, partitions, schema, batchSize, claimIdleMs, maxDeliveries] = process.argv.slice(2)
-const redis = testRedis(5000)
+const redis = testRedisClient(5000)
 const pool = schemaPool(schema!, 2)
 pool.on('error', () => undefined)
 const flush = createInteractionFlush(redis, pgPoolDatabase(pool), {

@@ -7,7 +7,7 @@
  */
 import { Interactions, playViewer } from '../../../src/interactions/index.js'
 import { report } from '../../support/processes.js'
-import { testRedis } from '../../support/redis.js'
+import { testRedisClient } from '../../support/redis.js'
 
 const [prefix, partitions, videos, users, ops, concurrency, seed, dedupeMs, rate, stopKey] =
   process.argv.slice(2)
@@ -22,7 +22,7 @@ const random = () => {
 }
 const pick = (n: number) => 1 + Math.floor(random() * n)
 
-const redis = testRedis(5000)
+const redis = testRedisClient(5000)
 const ix = new Interactions(redis, {
   prefix: prefix!,
   partitions: Number(partitions),

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createRankings } from '../../../src/index.js'
 import { report } from '../../support/processes.js'
-import { testRedis } from '../../support/redis.js'
+import { testRedisClient } from '../../support/redis.js'
 
 // argv: prefix partitions startAtMs queries
 const [prefix, partitions, startAt, queries] = process.argv.slice(2)
-const redis = testRedis()
+const redis = testRedisClient()
 const rankings = createRankings({
   redis,
   prefix: prefix!,
