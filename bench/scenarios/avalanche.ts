@@ -1,8 +1,6 @@
-import { zipfSampler } from '../support/zipf.js'
-import { type Context, randomIp } from './context.js'
-import { burst } from './load.js'
+import type { Context } from './context.js'
 import { MODE_LABEL, MODES } from './modes.js'
-import { runPhase } from './phase.js'
+import { warmThenZipfReads } from './phase.js'
 import { sleep } from './processes.js'
 import {
   answeredOk,
@@ -25,30 +23,14 @@ export const avalanche: Scenario = {
   id: 'avalanche',
   async run(ctx: Context) {
     const p = ctx.params
-    const rank = zipfSampler(ctx.idsByRank.length)
     const warm = ctx.idsByRank.slice(0, p.avalancheWarm).map((id) => `/videos/${id}`)
     const downAt = p.redisDownAtS
     const upAt = p.redisDownAtS + p.redisDownS
-    const phases = await forEachMode(ctx, 'avalanche', async (mode) => {
+    const phases = await forEachMode(ctx, 'avalanche', (mode) => {
       const d = ctx.deployments[mode]
-      await d.clearCache()
-      const warmFailed = await burst(d.bases, warm, 32)
-      if (warmFailed > 0) ctx.log(`  warning: ${warmFailed} warm-up requests failed`)
-      return runPhase(d, {
+      return warmThenZipfReads(ctx, d, {
+        warmPaths: warm,
         durationS: p.avalancheS,
-        classes: [
-          {
-            name: 'read',
-            connections: p.connections,
-            durationS: p.avalancheS,
-            rate: p.readRate,
-            next: () => ({
-              method: 'GET',
-              path: `/videos/${ctx.idsByRank[rank()]}`,
-              headers: { 'x-forwarded-for': randomIp() },
-            }),
-          },
-        ],
         during: async () => {
           await sleep(downAt * 1000)
           await d.redisServer.kill()

@@ -1,7 +1,5 @@
-import { zipfSampler } from '../support/zipf.js'
-import { type Context, randomIp } from './context.js'
-import { burst } from './load.js'
-import { runPhase } from './phase.js'
+import type { Context } from './context.js'
+import { warmThenZipfReads } from './phase.js'
 import {
   answeredOk,
   byMode,
@@ -24,30 +22,10 @@ export const hotKeyExpiry: Scenario = {
   id: 'hot-key-expiry',
   async run(ctx: Context) {
     const p = ctx.params
-    const rank = zipfSampler(ctx.idsByRank.length)
     const hot = ctx.idsByRank.slice(0, p.hotKeys).map((id) => `/videos/${id}`)
-    const phases = await forEachMode(ctx, 'hot key expiry', async (mode) => {
-      const d = ctx.deployments[mode]
-      await d.clearCache()
-      const warmFailed = await burst(d.bases, hot, 32)
-      if (warmFailed > 0) ctx.log(`  warning: ${warmFailed} warm-up requests failed`)
-      return runPhase(d, {
-        durationS: p.hotKeyS,
-        classes: [
-          {
-            name: 'read',
-            connections: p.connections,
-            durationS: p.hotKeyS,
-            rate: p.readRate,
-            next: () => ({
-              method: 'GET',
-              path: `/videos/${ctx.idsByRank[rank()]}`,
-              headers: { 'x-forwarded-for': randomIp() },
-            }),
-          },
-        ],
-      })
-    })
+    const phases = await forEachMode(ctx, 'hot key expiry', (mode) =>
+      warmThenZipfReads(ctx, ctx.deployments[mode], { warmPaths: hot, durationS: p.hotKeyS }),
+    )
     const rows = byMode((m) => {
       const r = phases[m].recorders.read!
       const pc = r.percentiles()

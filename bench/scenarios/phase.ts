@@ -1,4 +1,6 @@
-import { type LoadOptions, load } from './load.js'
+import { zipfSampler } from '../support/zipf.js'
+import { type Context, randomIp } from './context.js'
+import { burst, type LoadOptions, load } from './load.js'
 import { scrape } from './metrics.js'
 import type { ModeDeployment } from './modes.js'
 import { sleep } from './processes.js'
@@ -64,4 +66,38 @@ export async function runPhase(
   await sampler
   const dbTotal = (await scrape(d.bases)).dbQueries - start
   return { recorders, dbPerSecond, dbTotal, samples, durationS: options.durationS }
+}
+
+/**
+ * Shared expiry set-up: the mode's cache is emptied, `warmPaths` are requested in one burst (so
+ * their entries share one write time), then one traffic class `read` of anonymous GETs
+ * (random addresses) of videos drawn Zipf(s=1) over `ctx.idsByRank` runs at `params.readRate`
+ * for `durationS` (s); `during()` runs alongside (outages).
+ */
+export async function warmThenZipfReads(
+  ctx: Context,
+  d: ModeDeployment,
+  options: { warmPaths: readonly string[]; durationS: number; during?: () => Promise<void> },
+): Promise<PhaseResult> {
+  const rank = zipfSampler(ctx.idsByRank.length)
+  await d.clearCache()
+  const warmFailed = await burst(d.bases, options.warmPaths, 32)
+  if (warmFailed > 0) ctx.log(`  warning: ${warmFailed} warm-up requests failed`)
+  return runPhase(d, {
+    durationS: options.durationS,
+    classes: [
+      {
+        name: 'read',
+        connections: ctx.params.connections,
+        durationS: options.durationS,
+        rate: ctx.params.readRate,
+        next: () => ({
+          method: 'GET',
+          path: `/videos/${ctx.idsByRank[rank()]}`,
+          headers: { 'x-forwarded-for': randomIp() },
+        }),
+      },
+    ],
+    ...(options.during ? { during: options.during } : {}),
+  })
 }
