@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createCache, createRedisClient } from '../../src/index.js'
-import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, TEST_REDIS_TARGET, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { PrivateRedis } from '../support/redis_server.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('bus')
 
 afterAll(async () => {
@@ -14,7 +14,7 @@ afterAll(async () => {
 
 describe('invalidation bus', () => {
   it('publishes the L1 invalidation even when the L2 step fails, and retries the L2 step', async () => {
-    const clients = [0, 1].map(() => createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: 1000 }))
+    const clients = [0, 1].map(() => createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs: 1000 }))
     const [a, b] = clients.map((client) =>
       createCache<string>({ redis: client, name: 'b', prefix, redisTimeoutMs: 1000, invalidateRetries: 2 }),
     ) as [ReturnType<typeof createCache<string>>, ReturnType<typeof createCache<string>>]

@@ -12,9 +12,9 @@ import {
   KeySpace,
   notFound,
 } from '../../src/index.js'
-import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, TEST_REDIS_TARGET, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('cache')
 const clients: ReturnType<typeof createRedisClient>[] = []
 const caches: { close(): void }[] = []
@@ -27,7 +27,7 @@ afterAll(async () => {
 })
 
 async function make<T>(name: string, options: Partial<CacheOptions<T>> = {}) {
-  const client = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: 1000 })
+  const client = createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs: 1000 })
   clients.push(client)
   const cache = createCache<T>({ redis: client, name, prefix, redisTimeoutMs: 1000, ...options })
   caches.push(cache)
@@ -224,7 +224,7 @@ describe('invalidate and set', () => {
   it('fills do not broadcast on the invalidation bus', async () => {
     const { cache } = await make<string>('quiet')
     await cache.ready
-    const sub = testRedis()
+    const sub = testRedisClient()
     const seen: string[] = []
     await sub.subscribe(`${prefix}:c:quiet:invalidate`)
     sub.on('message', (_c, m) => seen.push(m))

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCache, createRedisClient } from '../../src/index.js'
-import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, TEST_REDIS_TARGET, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { WorkerGroup } from './workers/harness.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('inval')
 let group: WorkerGroup
 
@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('invalidation race across processes', () => {
   it('a slow load that began before an update never leaves the old value in L2 or in any L1', async () => {
     // The updater is this process: it writes the "database", then invalidates.
-    const client = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: 1000 })
+    const client = createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs: 1000 })
     const updater = createCache<string>({ redis: client, name: 'w', prefix })
     await updater.ready
     try {

@@ -7,9 +7,9 @@ import {
   createRedisClient,
   notFound,
 } from '../../src/index.js'
-import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, TEST_REDIS_TARGET, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('penetration')
 
 afterAll(async () => {
@@ -31,7 +31,7 @@ async function countKeys(match: string): Promise<number> {
 /** Two independent instances (own client, L1, singleflight), like two service processes. */
 function instances(name: string, bloom?: BloomGate) {
   return [0, 1].map(() => {
-    const client = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: 1000 })
+    const client = createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs: 1000 })
     const cache = createCache<{ id: number }>({ redis: client, name, prefix, redisTimeoutMs: 1000, bloom })
     return { client, cache }
   })
@@ -98,7 +98,7 @@ describe('penetration by missing ids', () => {
   }, 60_000)
 
   it('with the real BloomFilter built from the existing ids: zero loads, zero cache keys written', async () => {
-    const client = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: 1000 })
+    const client = createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs: 1000 })
     await new Promise((resolve) => client.once('ready', resolve))
     const bloom = new BloomFilter({
       redis: client,

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { WorkerGroup } from './workers/harness.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 let group: WorkerGroup | undefined
 
 afterEach(async () => {

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { WorkerGroup } from './workers/harness.js'
 
-const redis = testRedis()
+const redis = testRedisClient()
 const prefix = uniquePrefix('swr')
 let group: WorkerGroup
 const ttlMs = 500

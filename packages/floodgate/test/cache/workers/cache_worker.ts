@@ -2,16 +2,16 @@
 // channel; answers with JSON lines on stdout (see test/support/processes.ts).
 // argv: <prefix> <worker index> <cache options JSON>
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
 import { createCache, createRedisClient, NOT_FOUND } from '../../../src/index.js'
 import { report } from '../../support/processes.js'
-import { TEST_REDIS_URL } from '../../support/redis.js'
+import { TEST_REDIS_TARGET, testRedisClient } from '../../support/redis.js'
 
 const [prefix = 'fgtest', index = '0', json = '{}'] = process.argv.slice(2)
 const config = JSON.parse(json) as Record<string, unknown> & { redisTimeoutMs?: number }
-const redis = createRedisClient(TEST_REDIS_URL, { commandTimeoutMs: config.redisTimeoutMs ?? 1000 })
-const plain = new Redis(TEST_REDIS_URL)
-const commands = new Redis(TEST_REDIS_URL)
+const redis = createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs: config.redisTimeoutMs ?? 1000 })
+// the test's target, single node or cluster (FLOODGATE_TEST_REDIS_CLUSTER, inherited from the test)
+const plain = testRedisClient()
+const commands = testRedisClient()
 const cache = createCache<string>({ redis, name: 'w', prefix, redisTimeoutMs: 1000, ...config })
 const outcomes: Record<string, number> = {}
 cache.events.on('outcome', (e) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Redis } from 'ioredis'
+import type { RedisClient } from '../../../src/redis/index.js'
 import { spawnWorker, type Worker } from '../../support/processes.js'
 
 /** N cache worker processes sharing one prefix, driven by pub/sub commands. */
@@ -7,7 +7,7 @@ export class WorkerGroup {
   readonly workers: Worker[]
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly prefix: string,
     count: number,
     config: Record<string, unknown>,
