@@ -1,46 +1,35 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import { type Cluster, Redis } from 'ioredis'
+import { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
-import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
-import { createTestDatabase, type TestDatabase } from './support/database.js'
-import { deleteByPrefix, testRedisClient } from './support/redis.js'
+import { createTestApp, createVideo, registerUser, TEST_JWT_SECRET, type TestApp } from './support/app.js'
+import type { TestDatabase } from './support/database.js'
 
+let t: TestApp
 let app: FastifyInstance
 let database: TestDatabase
-let redis: Redis | Cluster
-const prefix = `vatest:ix:${process.pid}:${randomBytes(3).toString('hex')}`
+let prefix: string
 let alice: Awaited<ReturnType<typeof registerUser>>
 let bob: Awaited<ReturnType<typeof registerUser>>
 let video: string
 let hidden: string
 
 beforeAll(async () => {
-  database = await createTestDatabase('ix')
-  redis = testRedisClient()
-  app = await buildApp({
-    db: database.db,
-    redis,
-    redisPrefix: prefix,
-    jwtSecret: TEST_JWT_SECRET,
+  t = await createTestApp('ix', {
     interactions: { partitions: 4, playDedupeWindowMs: 300 },
     interactionFlush: { blockMs: 100, batchSize: 200 },
   })
+  ;({ app, database, prefix } = t)
   alice = await registerUser(app, `alice_${randomBytes(3).toString('hex')}`)
   bob = await registerUser(app, `bob_${randomBytes(3).toString('hex')}`)
   video = (await createVideo(app, alice.auth)).id
   hidden = (await createVideo(app, alice.auth, { visibility: 'private' })).id
 })
 
-afterAll(async () => {
-  await app.close()
-  await deleteByPrefix(redis, prefix)
-  redis.disconnect()
-  await database.close()
-})
+afterAll(() => t.close())
 
 /** Waits until the flush made PostgreSQL match `expected` (the flush runs in the background). */
 async function dbEventually(id: string, expected: Record<string, number>, timeoutMs = 10_000) {

@@ -6,37 +6,22 @@ import type { Cluster, Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
 import { startInteractionFlush } from '../src/interactions/flush.js'
-import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
-import { createTestDatabase, type TestDatabase } from './support/database.js'
-import { deleteByPrefix, testRedisClient } from './support/redis.js'
+import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
 
+let t: TestApp
 let app: FastifyInstance
-let database: TestDatabase
 let redis: Redis | Cluster
-const prefix = `vatest:unknown:${process.pid}:${randomBytes(3).toString('hex')}`
+let prefix: string
 const UNKNOWN = '987654321'
 
 beforeAll(async () => {
-  database = await createTestDatabase('unknown')
-  redis = testRedisClient()
   // no flush consumer here: the second test starts its own, after the events are in the stream
-  app = await buildApp({
-    db: database.db,
-    redis,
-    redisPrefix: prefix,
-    jwtSecret: TEST_JWT_SECRET,
-    interactions: { partitions: 1 },
-  })
+  t = await createTestApp('unknown', { interactions: { partitions: 1 } })
+  ;({ app, redis, prefix } = t)
 })
 
-afterAll(async () => {
-  await app.close()
-  await deleteByPrefix(redis, prefix)
-  redis.disconnect()
-  await database.close()
-})
+afterAll(() => t.close())
 
 describe('a validly signed token of a user the database does not have', () => {
   it('is refused with 401 on writes (no event reaches the stream)', async () => {
@@ -78,7 +63,7 @@ describe('a validly signed token of a user the database does not have', () => {
     const dead: string[] = []
     const flush = startInteractionFlush({
       redis,
-      db: database.db,
+      db: t.database.db,
       prefix,
       registry: new Registry(),
       log: app.log,
@@ -98,7 +83,7 @@ describe('a validly signed token of a user the database does not have', () => {
       const { rows } = await sql<{ likes: number; favorites: number; like_rows: number }>`
         select like_count::int as likes, favorite_count::int as favorites,
           (select count(*)::int from video_likes where video_id = ${video}) as like_rows
-        from videos where id = ${video}`.execute(database.db)
+        from videos where id = ${video}`.execute(t.database.db)
       expect(rows[0]).toEqual({ likes: 1, favorites: 1, like_rows: 1 })
     } finally {
       await flush.stop()

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { Cluster, Redis } from 'ioredis'
-import { buildApp } from '../../src/app.js'
+import { type AppOptions, buildApp } from '../../src/app.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
-
-import { testRedisClient } from './redis.js'
+import { deleteByPrefix, testRedisClient } from './redis.js'
 
 export { TEST_REDIS_URL } from './redis.js'
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789'
@@ -19,10 +18,14 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-/** The app on a fresh database (see createTestDatabase) and the shared Redis (or the test cluster). */
+/**
+ * The app on a fresh database (see createTestDatabase) and the shared Redis (or the test cluster),
+ * under a unique key prefix; `options` go to buildApp. `close()` closes the app, deletes the
+ * prefix's keys and closes the clients.
+ */
 export async function createTestApp(
   label: string,
-  options: { jwtTtlS?: number; bodyLimitBytes?: number } = {},
+  options: Omit<AppOptions, 'db' | 'redis' | 'redisPrefix' | 'jwtSecret'> = {},
 ): Promise<TestApp> {
   const database = await createTestDatabase(label)
   const redis = testRedisClient()
@@ -41,6 +44,7 @@ export async function createTestApp(
     prefix,
     async close() {
       await app.close()
+      await deleteByPrefix(redis, prefix)
       redis.disconnect()
       await database.close()
     },
