@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { deleteByPrefix } from '../support/redis_keys.js'
 
 const require = createRequire(import.meta.url)
 type Request = { path?: string; method?: string; headers?: Record<string, string> }
@@ -178,11 +179,6 @@ try {
   await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
   await admin.end()
   const redis = new Redis(REDIS_URL)
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length > 0) await redis.unlink(...keys)
-  } while (cursor !== '0')
+  await deleteByPrefix(redis, prefix)
   redis.disconnect()
 }

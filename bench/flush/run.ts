@@ -31,6 +31,7 @@ import {
 } from 'floodgate'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { deleteByPrefix } from '../support/redis_keys.js'
 
 const QUICK = process.argv.includes('--quick')
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -48,15 +49,6 @@ const admin = new pg.Client({ connectionString: DATABASE_URL })
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
-}
-
-async function deletePrefix(prefix: string): Promise<void> {
-  let cursor = '0'
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (found.length > 0) await redis.unlink(...found)
-  } while (cursor !== '0')
 }
 
 async function freshSchema(): Promise<{ schema: string; pool: pg.Pool }> {
@@ -96,7 +88,7 @@ async function toggleBench() {
   const bare = await runLanes(TOGGLES, 64, (i) =>
     redis.sadd(`${prefix}:bare:${1 + (i % VIDEOS)}`, String(i % 5003)),
   )
-  await deletePrefix(prefix)
+  await deleteByPrefix(redis, prefix)
   return { libraryOpsPerSec: Math.round(library), bareSaddOpsPerSec: Math.round(bare) }
 }
 
@@ -143,7 +135,7 @@ async function flushBench(batchSize: number, mode: 'set-based' | 'per-event') {
   await waitDrained(consumer)
   const seconds = (performance.now() - started) / 1000
   await consumer.stop()
-  await deletePrefix(prefix)
+  await deleteByPrefix(redis, prefix)
   await dropSchema(schema, pool)
   return { mode, batchSize, events, seconds: +seconds.toFixed(2), eventsPerSec: Math.round(events / seconds) }
 }
@@ -211,7 +203,7 @@ async function lagBench() {
   await new Promise((resolve) => producer.once('exit', resolve))
   await waitDrained(consumer)
   await consumer.stop()
-  await deletePrefix(prefix)
+  await deleteByPrefix(redis, prefix)
   await dropSchema(schema, pool)
   const produced = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { sent?: number; events?: number }
   lags.sort((a, b) => a - b)

@@ -21,6 +21,7 @@ import {
   toMember,
 } from 'floodgate'
 import { Redis } from 'ioredis'
+import { deleteByPrefix } from '../support/redis_keys.js'
 
 const VIDEOS = Number(process.argv[2] ?? 100_000)
 const EVENTS_PER_VIDEO = Number(process.argv[3] ?? 2)
@@ -136,12 +137,7 @@ async function seedAllTime() {
 }
 
 async function cleanup() {
-  let cursor = '0'
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 2000)
-    cursor = next
-    if (found.length > 0) await redis.unlink(...found)
-  } while (cursor !== '0')
+  await deleteByPrefix(redis, prefix, 2000)
 }
 
 async function main() {

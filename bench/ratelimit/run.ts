@@ -12,6 +12,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import * as floodgate from 'floodgate'
+import { deleteByPrefix } from '../support/redis_keys.js'
 import { type LoadResult, median, Scenario } from './load.js'
 
 interface PeerRedis {
@@ -56,12 +57,7 @@ await new Promise((resolve) => redis.once('ready', resolve))
 const keyOf = (i: number) => `user-${(i * 7919) % keyCount}`
 
 async function cleanup(): Promise<void> {
-  let cursor = '0'
-  do {
-    const [next, keys] = await peerRedis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length > 0) await peerRedis.unlink(...keys)
-  } while (cursor !== '0')
+  await deleteByPrefix(peerRedis, prefix)
 }
 
 const rlf = new RateLimiterRedis({
