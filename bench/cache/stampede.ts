@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
+import { spawnTs } from '../support/spawn_ts.js'
 import { type AdapterKind, REDIS_URL } from './adapters.js'
 
 /** Percentile (0–100) of an unsorted sample, nearest rank. */
@@ -16,22 +15,14 @@ interface WorkerProcess {
 }
 
 function spawnWorker(args: string[]): WorkerProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      '--conditions=floodgate-source',
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('./stampede_worker.ts', import.meta.url)),
-      ...args,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  )
+  const child = spawnTs(new URL('./stampede_worker.ts', import.meta.url), args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   let buffer = ''
   let onReady: () => void = () => {}
   let onResult: (latencies: number[]) => void = () => {}
-  child.stdout.setEncoding('utf8')
-  child.stdout.on('data', (chunk: string) => {
+  child.stdout?.setEncoding('utf8')
+  child.stdout?.on('data', (chunk: string) => {
     buffer += chunk
     for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
       const line = buffer.slice(0, nl)

@@ -8,16 +8,16 @@
  *
  * Writes bench/results/flush_http.json.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { freePort } from '../support/free_port.js'
 import { deleteByPrefix } from '../support/redis_keys.js'
+import { spawnTs } from '../support/spawn_ts.js'
 
 const require = createRequire(import.meta.url)
 type Request = { path?: string; method?: string; headers?: Record<string, string> }
@@ -45,37 +45,23 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const schema = `bench_http_${randomBytes(4).toString('hex')}`
 const prefix = `bench_http_${randomBytes(4).toString('hex')}`
 
-const port = await new Promise<number>((resolve) => {
-  const s = createServer().listen(0, '127.0.0.1', () => {
-    const address = s.address()
-    s.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-  })
-})
+const port = await freePort()
 const base = `http://127.0.0.1:${port}`
-const server: ChildProcess = spawn(
-  process.execPath,
-  [
-    '--conditions=floodgate-source',
-    '--import',
-    'tsx',
-    fileURLToPath(new URL('../../apps/video-api/src/main.ts', import.meta.url)),
-  ],
-  {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATABASE_URL,
-      DB_SCHEMA: schema,
-      REDIS_URL,
-      REDIS_PREFIX: prefix,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      RATE_LIMIT_ENABLED: 'false',
-      SEED_ON_EMPTY: 'false',
-      LOG_LEVEL: 'warn',
-    },
+const server: ChildProcess = spawnTs(new URL('../../apps/video-api/src/main.ts', import.meta.url), [], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+  env: {
+    ...process.env,
+    PORT: String(port),
+    DATABASE_URL,
+    DB_SCHEMA: schema,
+    REDIS_URL,
+    REDIS_PREFIX: prefix,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    RATE_LIMIT_ENABLED: 'false',
+    SEED_ON_EMPTY: 'false',
+    LOG_LEVEL: 'warn',
   },
-)
+})
 
 async function json(method: string, path: string, body?: unknown, token?: string) {
   const res = await fetch(`${base}${path}`, {

@@ -1,22 +1,5 @@
-/**
- * Interaction write path and flush benchmarks. Run from the repo root:
- *
- *   node --conditions=floodgate-source --import tsx bench/flush/run.ts [--quick]
- *
- * 1. like-toggle operations/s through the library (one Lua step per call, 64 in flight), beside a
- *    bare baseline of the same concurrency doing one SADD per call (no ranking, no event);
- * 2. flush throughput: events/s applied to PostgreSQL from a pre-filled stream, for batch sizes
- *    100 / 1,000 / 5,000, beside a per-event baseline (one transaction and one statement per event);
- * 3. end-to-end lag at a steady 5,000 events/s (a producer process): p50/p99 of (commit time of
- *    the batch that applied an event − the event's Redis time).
- *
- * Uses REDIS_URL (default redis://127.0.0.1:6379) under a unique prefix and DATABASE_URL (default
- * postgres://postgres@127.0.0.1:5432/test) in a throw-away schema. Writes bench/results/flush.json.
- */
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import {
   createInteractionFlush,
   InteractionApplier,
@@ -32,6 +15,7 @@ import {
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { deleteByPrefix } from '../support/redis_keys.js'
+import { spawnTs } from '../support/spawn_ts.js'
 
 const QUICK = process.argv.includes('--quick')
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -181,23 +165,13 @@ async function lagBench() {
   })
   await consumer.ensureGroups()
   consumer.start()
-  const producer = spawn(
-    process.execPath,
-    [
-      '--conditions=floodgate-source',
-      '--import',
-      'tsx',
-      fileURLToPath(new URL('./steady_producer.ts', import.meta.url)),
-      prefix,
-      String(PARTITIONS),
-      String(STEADY_RATE),
-      String(STEADY_SECONDS),
-      String(VIDEOS),
-    ],
+  const producer = spawnTs(
+    new URL('./steady_producer.ts', import.meta.url),
+    [prefix, String(PARTITIONS), String(STEADY_RATE), String(STEADY_SECONDS), String(VIDEOS)],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   )
   let out = ''
-  producer.stdout.on('data', (chunk) => {
+  producer.stdout?.on('data', (chunk) => {
     out += chunk
   })
   await new Promise((resolve) => producer.once('exit', resolve))

@@ -6,13 +6,14 @@
 //
 //   node --conditions=floodgate-source --import tsx bench/ratelimit/http.ts
 //   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_S (5 per mode, split over BENCH_ROUNDS (3)), BENCH_CONNECTIONS (64)
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../support/free_port.js'
+import { spawnTs } from '../support/spawn_ts.js'
 
 type Result = {
   requests: { total: number }
@@ -41,7 +42,7 @@ async function startServer(
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'fg-rlhttp-'))
   const main = fileURLToPath(new URL('../../apps/video-api/src/main.ts', import.meta.url))
-  const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+  const child = spawnTs(main, [], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env,

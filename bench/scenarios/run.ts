@@ -11,7 +11,7 @@
  * bench/results; --quick: a temporary folder unless --out). Exits 1 if an invariant fails
  * (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit).
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -19,6 +19,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
+import { spawnTs } from '../support/spawn_ts.js'
 import { abusiveClient } from './abusive_client.js'
 import { avalanche } from './avalanche.js'
 import { type Context, FULL, QUICK } from './context.js'
@@ -74,18 +75,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 function seed(): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = track(
-      spawn(
-        process.execPath,
-        [
-          '--conditions=floodgate-source',
-          '--import',
-          'tsx',
-          join(repo, 'apps/video-api/src/cli/seed.ts'),
-          '--users',
-          String(params.users),
-          '--videos',
-          String(params.videos),
-        ],
+      spawnTs(
+        join(repo, 'apps/video-api/src/cli/seed.ts'),
+        ['--users', String(params.users), '--videos', String(params.videos)],
         {
           cwd: repo,
           stdio: ['ignore', 'pipe', 'inherit'],
