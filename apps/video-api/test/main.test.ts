@@ -80,6 +80,26 @@ async function waitReady(port: number, output: () => string): Promise<void> {
   throw new Error(`not ready on ${port}: ${output()}`)
 }
 
+/**
+ * Runs main.ts with `env` over this process's environment until it exits (SIGKILL after 30 s,
+ * so a start that hangs fails instead of leaking); its exit code and stdout + stderr.
+ */
+async function runMainToExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+  let out = ''
+  for (const stream of [child.stdout, child.stderr])
+    stream.on('data', (d: Buffer) => {
+      out += d.toString()
+    })
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  clearTimeout(killer)
+  return { code, out }
+}
+
 describe('src/main.ts as a real process', () => {
   it('starts, seeds once, answers /readyz and the feed, shares tokens across instances, exits 0 on SIGTERM', async () => {
     // Two instances at once on one database (PGlite: one process owns the data folder, so one instance).
@@ -142,39 +162,19 @@ describe('src/main.ts as a real process', () => {
   }, 60_000)
 
   it('exits with a message naming the field on a bad config value', async () => {
-    const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
-      env: { ...process.env, PORT: 'abc' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let err = ''
-    child.stderr?.on('data', (d: Buffer) => {
-      err += d.toString()
-    })
-    const code = await new Promise((resolve) => child.once('exit', resolve))
-    expect(code).toBe(78)
-    expect(err).toContain('PORT: must be an integer 0-65535, got "abc"')
+    const { code, out } = await runMainToExit({ PORT: 'abc' })
+    expect(code, out).toBe(78)
+    expect(out).toContain('PORT: must be an integer 0-65535, got "abc"')
   })
 
   it('exits 69 with a message naming REDIS_URL when Redis does not answer there (no hang, no degraded start)', async () => {
     const port = await freePort() // nothing listens there
-    const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
-      env: {
-        ...process.env,
-        REDIS_URL: `redis://127.0.0.1:${port}`,
-        PORT: '0',
-        SEED_ON_EMPTY: 'false',
-        DATA_DIR: join(tmpdir(), `va-main-redis-${process.pid}`),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { code, out } = await runMainToExit({
+      REDIS_URL: `redis://127.0.0.1:${port}`,
+      PORT: '0',
+      SEED_ON_EMPTY: 'false',
+      DATA_DIR: join(tmpdir(), `va-main-redis-${process.pid}`),
     })
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000) // a start that hangs fails, not leaks
-    let out = ''
-    for (const stream of [child.stdout, child.stderr])
-      stream?.on('data', (d: Buffer) => {
-        out += d.toString()
-      })
-    const code = await new Promise((resolve) => child.once('exit', resolve))
-    clearTimeout(killer)
     expect(code, out).toBe(69)
     expect(out).toContain(`Redis at redis://127.0.0.1:${port}`)
     expect(out).toContain('ECONNREFUSED')
@@ -183,25 +183,13 @@ describe('src/main.ts as a real process', () => {
 
   it('exits 69 naming REDIS_CLUSTER_NODES when no cluster seed answers', async () => {
     const port = await freePort() // nothing listens there
-    const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
-      env: {
-        ...process.env,
-        REDIS_URL: '',
-        REDIS_CLUSTER_NODES: `127.0.0.1:${port}`,
-        PORT: '0',
-        SEED_ON_EMPTY: 'false',
-        DATA_DIR: join(tmpdir(), `va-main-cluster-${process.pid}`),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { code, out } = await runMainToExit({
+      REDIS_URL: '',
+      REDIS_CLUSTER_NODES: `127.0.0.1:${port}`,
+      PORT: '0',
+      SEED_ON_EMPTY: 'false',
+      DATA_DIR: join(tmpdir(), `va-main-cluster-${process.pid}`),
     })
-    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-    let out = ''
-    for (const stream of [child.stdout, child.stderr])
-      stream?.on('data', (d: Buffer) => {
-        out += d.toString()
-      })
-    const code = await new Promise((resolve) => child.once('exit', resolve))
-    clearTimeout(killer)
     expect(code, out).toBe(69)
     expect(out).toContain(`Redis Cluster at 127.0.0.1:${port} is not usable`)
     expect(out).toContain('REDIS_CLUSTER_NODES')
