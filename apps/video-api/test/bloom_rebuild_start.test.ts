@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -13,6 +12,7 @@ import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
 import { SqlVideoReader } from '../src/videos/reader.js'
 import { VideoWriter } from '../src/videos/writer.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { freePort } from './support/ports.js'
 
 // A private redis-server: these tests make Redis slow or absent.
 const dir = mkdtempSync(join(tmpdir(), 'va-bloom-start-'))
@@ -21,12 +21,7 @@ let server: LocalRedis
 let database: TestDatabase
 const url = () => `redis://127.0.0.1:${port}`
 beforeAll(async () => {
-  port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address() as { port: number }
-      probe.close(() => resolve(address.port))
-    })
-  })
+  port = await freePort()
   server = await startLocalRedis(dir, port)
   database = await createTestDatabase('bloom_start')
 })

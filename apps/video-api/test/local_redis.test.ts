@@ -1,21 +1,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { portAnswers, RedisServerMissingError, startLocalRedis } from '../src/redis/local_server.js'
+import { freePort } from './support/ports.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'va-localredis-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
 
 describe('local redis-server launcher', () => {
   it('starts redis-server with its own data folder and AOF, and stops it', async () => {

@@ -1,13 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
-import net, { createServer } from 'node:net'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from './support/database.js'
+import { freePort } from './support/ports.js'
 import { testRedisEnv } from './support/redis.js'
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
@@ -20,17 +21,6 @@ afterAll(async () => {
   if (testDbKind === 'pg') await dropSchema(schema)
   rmSync(dataDir, { recursive: true, force: true })
 })
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0))
-    })
-  })
-}
 
 async function start(
   port: number,
