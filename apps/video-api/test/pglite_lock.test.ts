@@ -15,13 +15,13 @@ afterAll(() => rmSync(root, { recursive: true, force: true }))
 describe('PGlite data folder lock', () => {
   it('two processes opening one folder at once: exactly one gets it, the other is refused with DATA_DIR_LOCKED', async () => {
     const dir = join(root, 'race')
-    const startAt = Date.now() + 2500
+    const startAt = Date.now() + 6000 // both workers are up by then, even on a loaded machine
     const reports = await Promise.all(
       [0, 1].map(() =>
         runWorker(new URL('./workers/pglite_open_worker.ts', import.meta.url), [
           dir,
           String(startAt),
-          '3000',
+          '4000',
         ]),
       ),
     )

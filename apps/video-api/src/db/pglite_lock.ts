@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { FloodgateError } from 'floodgate'
 
 /**
@@ -36,27 +37,33 @@ function readPid(lockPath: string): number | undefined {
 }
 
 /**
- * Takes the exclusive lock file `lockPath` (created with O_EXCL, holding this
- * process id) and returns its release. A lock left by a dead process (SIGKILL,
- * crash) is taken over; a live holder makes it throw.
+ * Takes the exclusive lock file `lockPath` (holding this process id) and returns
+ * its release. The file is written under a unique temporary name, then hard-linked
+ * to `lockPath` (atomic, fails if it exists), so a rival never sees a lock without
+ * its pid. A lock left by a dead process (SIGKILL, crash) is taken over; a live
+ * holder makes it throw.
  * @throws {DataDirLockedError} when a live process (other than this one) holds the lock.
  */
 export function lockDataDir(lockPath: string): () => void {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(lockPath, 'wx', 0o600)
-      writeSync(fd, String(process.pid))
-      closeSync(fd)
-      return () => {
-        if (readPid(lockPath) === process.pid) unlinkSync(lockPath)
+  const draft = `${lockPath}.${process.pid}.${randomBytes(4).toString('hex')}`
+  writeFileSync(draft, String(process.pid), { mode: 0o600 })
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        linkSync(draft, lockPath)
+        return () => {
+          if (readPid(lockPath) === process.pid) unlinkSync(lockPath)
+        }
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+        const holder = readPid(lockPath)
+        const live = holder !== undefined && holder !== process.pid && isAlive(holder)
+        // A second EEXIST: another process took the stale lock between our unlink and link.
+        if (live || attempt > 0) throw new DataDirLockedError(lockPath, holder ?? 0)
+        unlinkSync(lockPath) // stale: its process is gone (SIGKILL, crash)
       }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const holder = readPid(lockPath)
-      const live = holder !== undefined && holder !== process.pid && isAlive(holder)
-      // A second EEXIST: another process took the stale lock between our unlink and open.
-      if (live || attempt > 0) throw new DataDirLockedError(lockPath, holder ?? 0)
-      unlinkSync(lockPath) // stale: its process is gone (SIGKILL, crash)
     }
+  } finally {
+    unlinkSync(draft)
   }
 }
