@@ -55,9 +55,11 @@ function newer(a: MembershipEvent, b: MembershipEvent): boolean {
  * 4. insert play log rows keyed by event id (`ON CONFLICT DO NOTHING RETURNING`) and add the
  *    inserted rows to `play_count`.
  * Events for videos missing from `videos` are skipped (their counts cannot exist).
- * Set-based: arrays passed through `unnest`, at most three statements per batch whatever its size.
+ * Set-based: arrays passed through `unnest`, at most four statements per batch whatever its size
+ * (the first locks the batch's `videos` rows in id order, so concurrent consumers cannot deadlock).
  */
 export class InteractionApplier {
+  private readonly lockVideosSql: string
   private readonly watermarkSql: string
   private readonly detailSql: string
   private readonly playSql: string
@@ -65,6 +67,7 @@ export class InteractionApplier {
   /** @throws {InvalidArgumentError} on an invalid table name. */
   constructor(tables: Partial<FlushTables> = {}) {
     const t = quoteFlushTables(tables)
+    this.lockVideosSql = lockVideosStatement(t)
     this.watermarkSql = watermarkStatement(t)
     this.detailSql = detailStatement(t)
     this.playSql = playStatement(t)
@@ -90,6 +93,16 @@ export class InteractionApplier {
       playsAdded: 0,
       advanced: 0,
     }
+    if (memberships.length === 0 && plays.length === 0) return result
+    // Lock order: every batch first locks the `videos` rows it will touch, in id order. Two
+    // consumers applying batches at once then meet on their first common video and queue there,
+    // instead of each holding a row the other needs (watermark, detail and count updates all key
+    // on the video, so nothing else can interleave). Without it PostgreSQL saw deadlocks between
+    // two flush processes (retried, but an error each time).
+    const videoIds = [
+      ...new Set([...memberships.map((e) => e.videoId), ...plays.map((e) => e.videoId)]),
+    ].sort(compareIds)
+    await tx.query(this.lockVideosSql, [videoIds])
     if (memberships.length > 0) {
       const sorted = [...memberships].sort(byKey)
       const advanced = await tx.query<{ kind: number; video_id: string; user_id: string; active: boolean }>(
@@ -141,6 +154,11 @@ function byKey(a: MembershipEvent, b: MembershipEvent): number {
 
 function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
+}
+
+/** Statement 0: row-lock the batch's videos in id order (`FOR NO KEY UPDATE`: foreign-key checks of concurrent inserts still pass). */
+function lockVideosStatement(t: QuotedFlushTables): string {
+  return `SELECT v.id FROM ${t.videos} v WHERE v.id = ANY($1::bigint[]) ORDER BY v.id FOR NO KEY UPDATE`
 }
 
 /**
