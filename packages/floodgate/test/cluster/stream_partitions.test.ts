@@ -95,11 +95,14 @@ it('two flush processes cover every partition stream; every event reaches Postgr
     ]),
   )
 
-  // every partition's group saw both consumers and has nothing pending
+  // every partition's group was read by our consumers only, and has nothing pending. (Which
+  // consumer reads which partition is a race — a worker that starts late on a loaded machine may
+  // find a partition already drained — so coverage is asserted by the exact-once rows above.)
   for (const stream of streams) {
     const consumers = (await cluster.call('XINFO', 'CONSUMERS', stream, 'flush')) as unknown[][]
     const seen = consumers.map((c) => String(c[c.indexOf('name') + 1]))
-    expect(seen.sort()).toEqual([...names].sort())
+    expect(seen.length).toBeGreaterThan(0)
+    for (const name of seen) expect(names).toContain(name)
     const [group] = (await cluster.call('XINFO', 'GROUPS', stream)) as unknown[][]
     expect(group?.[group.indexOf('pending') + 1]).toBe(0)
   }
