@@ -1,9 +1,8 @@
-import { InvalidArgumentError } from '../errors/index.js'
-import { InteractionKeys } from '../interactions/keys.js'
+import type { InteractionKeys } from '../interactions/keys.js'
 import type { RedisClient } from '../redis/index.js'
 import { readAllTimeTops } from './all_time.js'
 import { mergeTops } from './merge.js'
-import { assertCommon, assertIntegerIn, assertQuery, type ResolvedWindow, resolveWindows } from './options.js'
+import { assertIntegerIn, assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
 import type { RankedVideo, Rankings, TopQuery, WindowSpec } from './types.js'
 import { WindowCache, type WindowCacheStats } from './window_cache.js'
 
@@ -61,14 +60,13 @@ export class BucketRankings implements Rankings {
   private readonly cache: WindowCache
 
   constructor(private readonly options: RankingsOptions) {
-    const partitions = options.partitions ?? 16
-    this.topK = options.topK ?? 1000
-    assertCommon(partitions, this.topK)
+    const layout = resolveLayout(options)
+    this.keys = layout.keys
+    this.topK = layout.topK
+    this.windows = layout.windows
     const cacheTtlMs = assertIntegerIn('cacheTtlMs', options.cacheTtlMs ?? 5000, 1, 3_600_000)
     const staleTtlMs = assertIntegerIn('staleTtlMs', options.staleTtlMs ?? 60_000, cacheTtlMs, 86_400_000)
     const waitMs = assertIntegerIn('waitMs', options.waitMs ?? 500, 0, 60_000)
-    this.keys = new InteractionKeys(options.prefix, partitions)
-    this.windows = resolveWindows(options.windows)
     this.cache = new WindowCache(options.redis, this.keys, {
       topK: this.topK,
       cacheTtlMs,
@@ -92,9 +90,10 @@ export class BucketRankings implements Rankings {
     if (query.window === 'all') {
       return mergeTops(await readAllTimeTops(this.options.redis, this.keys, metric, query.limit), query.limit)
     }
-    const window = this.windows.get(query.window)
-    if (!window) throw new InvalidArgumentError('window', `must be one of ${this.windowNames.join(', ')}`)
-    return mergeTops(await this.cache.tops(metric, window, query.limit), query.limit)
+    return mergeTops(
+      await this.cache.tops(metric, windowOf(this.windows, query.window), query.limit),
+      query.limit,
+    )
   }
 }
 

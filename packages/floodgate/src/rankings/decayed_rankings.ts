@@ -1,11 +1,11 @@
-import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
-import { InteractionKeys } from '../interactions/keys.js'
+import { ScriptContractError } from '../errors/index.js'
+import type { InteractionKeys } from '../interactions/keys.js'
 import { LuaScript, type RedisClient } from '../redis/index.js'
 import { decayRatePerMs } from './decay.js'
 import { parseScore } from './finite.js'
 import { toMember } from './member.js'
 import { mergeTops, parseWithScores } from './merge.js'
-import { assertCommon, assertIntegerIn, assertQuery, type ResolvedWindow, resolveWindows } from './options.js'
+import { assertIntegerIn, assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
 import { decayedKey } from './ranking_keys.js'
 import { SlotBatch } from './slot_batch.js'
 import type { RankedVideo, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
@@ -46,19 +46,11 @@ export class DecayedRankings implements Rankings {
   private readonly originMs: number
 
   constructor(private readonly options: DecayedRankingsOptions) {
-    const partitions = options.partitions ?? 16
-    this.topK = options.topK ?? 1000
-    assertCommon(partitions, this.topK)
+    const layout = resolveLayout(options)
+    this.keys = layout.keys
+    this.topK = layout.topK
+    this.windows = layout.windows
     this.originMs = assertIntegerIn('originMs', options.originMs ?? 1_767_225_600_000, 0, 8.64e15)
-    this.keys = new InteractionKeys(options.prefix, partitions)
-    this.windows = resolveWindows(options.windows)
-  }
-
-  private window(name: string): ResolvedWindow {
-    const window = this.windows.get(name)
-    if (!window)
-      throw new InvalidArgumentError('window', `must be one of ${[...this.windows.keys()].join(', ')}`)
-    return window
   }
 
   /**
@@ -89,7 +81,7 @@ export class DecayedRankings implements Rankings {
   /** Top videos of a window; `score` is the decayed event count now (`exp(s − λ·now)`). */
   async top(query: TopQuery): Promise<RankedVideo[]> {
     const metric = assertQuery(query, this.topK)
-    const window = this.window(query.window)
+    const window = windowOf(this.windows, query.window)
     const batch = new SlotBatch(this.options.redis).add('', (pipe) => pipe.time())
     for (let p = 0; p < this.keys.partitions; p++) {
       const key = decayedKey(this.keys, p, metric, window.name)

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import { InteractionKeys } from '../interactions/keys.js'
 import { assertPartitions } from './partition.js'
 import {
   DEFAULT_WINDOWS,
@@ -66,8 +67,41 @@ export function assertQuery(query: TopQuery, topK: number): RankingMetric {
   return query.metric
 }
 
-/** Shared option checks: partitions and topK. */
-export function assertCommon(partitions: number, topK: number): void {
+/** What both ranking designs share: the keys, the entries kept per partition, the validated windows. */
+export interface RankingsLayout {
+  keys: InteractionKeys
+  topK: number
+  windows: Map<string, ResolvedWindow>
+}
+
+/**
+ * Validates the options both designs take (`partitions` default 16, `topK` default 1000, 1–100,000;
+ * `windows` default {@link DEFAULT_WINDOWS}) and builds their keys.
+ * @throws {InvalidArgumentError} naming the offending option.
+ */
+export function resolveLayout(options: {
+  prefix: string
+  partitions?: number
+  topK?: number
+  windows?: Readonly<Record<string, WindowSpec>>
+}): RankingsLayout {
+  const partitions = options.partitions ?? 16
   assertPartitions(partitions)
-  assertIntegerIn('topK', topK, 1, 100_000)
+  const topK = assertIntegerIn('topK', options.topK ?? 1000, 1, 100_000)
+  return {
+    keys: new InteractionKeys(options.prefix, partitions),
+    topK,
+    windows: resolveWindows(options.windows),
+  }
+}
+
+/**
+ * The trending window called `name`.
+ * @throws {InvalidArgumentError} (`window`) listing the valid names when there is none.
+ */
+export function windowOf(windows: ReadonlyMap<string, ResolvedWindow>, name: string): ResolvedWindow {
+  const window = windows.get(name)
+  if (!window)
+    throw new InvalidArgumentError('window', `must be one of ${['all', ...windows.keys()].join(', ')}`)
+  return window
 }
