@@ -27,3 +27,28 @@ export function isPoisonError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code)
 }
+
+/**
+ * A write ran on the master but fewer replicas than `waitForReplicas.replicas`
+ * confirmed it within `waitForReplicas.timeoutMs` (Redis `WAIT`). The change
+ * may survive or may be lost if the master dies now: do not acknowledge it to
+ * the user as durable. Retrying is safe: likes and favourites are absolute
+ * states, and a retried play is not counted twice (the dedupe marker of the
+ * first attempt answers `counted: false`; if the first attempt was lost with
+ * its master, the retry counts it). `code`: `FLOODGATE_REPLICATION_TIMEOUT`.
+ */
+export class ReplicationTimeoutError extends FloodgateError {
+  /** Replicas that confirmed the write (WAIT's answer). */
+  readonly acknowledgedReplicas: number
+  /** Replicas required (`waitForReplicas.replicas`). */
+  readonly requiredReplicas: number
+
+  constructor(acknowledgedReplicas: number, requiredReplicas: number, timeoutMs: number) {
+    super(
+      'FLOODGATE_REPLICATION_TIMEOUT',
+      `${acknowledgedReplicas} of ${requiredReplicas} required replicas confirmed the write within ${timeoutMs} ms`,
+    )
+    this.acknowledgedReplicas = acknowledgedReplicas
+    this.requiredReplicas = requiredReplicas
+  }
+}

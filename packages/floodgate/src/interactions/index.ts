@@ -1,7 +1,7 @@
 // the flush's database seam (src/sql), re-exported so the flush's public API is complete
 export { type PgPoolLike, pgPoolDatabase, type SqlDatabase, type SqlExecutor } from '../sql/executor.js'
 export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
-export { InvalidEventError, isPoisonError } from './errors.js'
+export { InvalidEventError, isPoisonError, ReplicationTimeoutError } from './errors.js'
 export {
   type InteractionEvent,
   type MembershipEvent,
@@ -13,7 +13,7 @@ export { createInteractionFlush, type InteractionFlushOptions } from './flush.js
 export { canonicalId, type EntityId, rankMember } from './ids.js'
 export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
 export { InteractionKeys, type RankMetric } from './keys.js'
-export { type InteractionOptions, interactionDefaults } from './options.js'
+export { type InteractionOptions, interactionDefaults, type WaitForReplicas } from './options.js'
 export { interactionSchemaSql } from './schema.js'
 export { defaultFlushTables, type FlushTables } from './tables.js'
 export { isPlayViewer, playViewer } from './viewer.js'

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
 import { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
+import { ReplicationTimeoutError } from './errors.js'
 import { canonicalId, type EntityId, rankMember } from './ids.js'
 import { InteractionKeys } from './keys.js'
 import {
@@ -59,6 +60,7 @@ export class Interactions {
   /**
    * Sets whether `userId` likes `videoId` (PUT: true, DELETE: false). Idempotent.
    * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
+   * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time.
    */
   setLiked(videoId: EntityId, userId: EntityId, liked: boolean): Promise<ToggleResult> {
     return this.toggle('like', videoId, userId, liked)
@@ -67,6 +69,7 @@ export class Interactions {
   /**
    * Sets whether `userId` has favourited `videoId`. Idempotent. Favourites have no ranking.
    * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
+   * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time.
    */
   setFavorited(videoId: EntityId, userId: EntityId, favorited: boolean): Promise<ToggleResult> {
     return this.toggle('favorite', videoId, userId, favorited)
@@ -76,13 +79,15 @@ export class Interactions {
    * Records a play by `viewer` (from {@link playViewer}); counted once per viewer per video per
    * `playDedupeWindowMs`. Rate limiting is the caller's job.
    * @throws {InvalidArgumentError} on an invalid id or viewer. @throws {StoreUnavailableError} when Redis fails.
+   * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time
+   *   (a retry is not counted twice: see the error).
    */
   async recordPlay(videoId: EntityId, viewer: string): Promise<PlayResult> {
     const video = canonicalId('videoId', videoId)
     if (!isPlayViewer(viewer)) throw new InvalidArgumentError('viewer', 'must come from playViewer()')
     const p = this.keys.partitionOf(video)
-    const reply = await playScript.run(
-      this.redis,
+    const reply = await this.write(
+      playScript,
       [
         this.keys.seen(video, viewer),
         this.keys.plays(video),
@@ -112,8 +117,8 @@ export class Interactions {
     const video = canonicalId('videoId', videoId)
     const user = canonicalId('userId', userId)
     const p = this.keys.partitionOf(video)
-    const reply = await toggleScript.run(
-      this.redis,
+    const reply = await this.write(
+      toggleScript,
       [
         kind === 'like' ? this.keys.likes(video) : this.keys.favorites(video),
         this.keys.rankAll(p, 'likes'),
@@ -133,6 +138,25 @@ export class Interactions {
     )
     const [flag, count, id] = parseReply('toggle', reply)
     return { changed: flag === 1, active, count, eventId: id === '' ? undefined : id }
+  }
+
+  /** One write step; with `waitForReplicas`, followed by WAIT in the same pipeline. */
+  private async write(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> {
+    const wait = this.options.waitForReplicas
+    if (wait === undefined) return script.run(this.redis, keys, args)
+    const [reply, acknowledged] = await script.runFollowedBy(this.redis, keys, args, {
+      name: 'wait',
+      args: [wait.replicas, wait.timeoutMs],
+    })
+    if (typeof acknowledged !== 'number') throw new ScriptContractError('WAIT', acknowledged)
+    if (acknowledged < wait.replicas) {
+      throw new ReplicationTimeoutError(acknowledged, wait.replicas, wait.timeoutMs)
+    }
+    return reply
   }
 }
 

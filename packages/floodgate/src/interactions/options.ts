@@ -24,9 +24,32 @@ export interface InteractionOptions {
    * @default 87000000
    */
   bucketTtlMs?: number
+  /**
+   * Durable acknowledgement: after each write step, `WAIT replicas timeoutMs` on the same node
+   * and connection (one pipeline with the script, so a Cluster client sends it to the slot's
+   * master). Fewer confirmations than `replicas` throw {@link ReplicationTimeoutError}. Redis
+   * replication is asynchronous: without it a write the master acknowledged and then lost in a
+   * crash (before its replica copied it) is gone. Costs one replica round trip per write, and
+   * WAIT blocks its connection meanwhile (commands queued behind it wait; with a replica down,
+   * each write holds the connection `timeoutMs`), so keep `timeoutMs` below the client's
+   * command timeout or give this class a connection of its own. `replicas: 0` = off.
+   * @default undefined (off: acknowledged once the master ran the step)
+   */
+  waitForReplicas?: WaitForReplicas
 }
 
-export type ResolvedInteractionOptions = Required<InteractionOptions>
+/** Shape of {@link InteractionOptions.waitForReplicas}. */
+export interface WaitForReplicas {
+  /** Replicas that must confirm each write (integer >= 0; 0 = do not wait). */
+  replicas: number
+  /** Longest wait for them (ms, integer >= 1; WAIT's 0 = forever is refused). */
+  timeoutMs: number
+}
+
+export type ResolvedInteractionOptions = Required<Omit<InteractionOptions, 'waitForReplicas'>> & {
+  /** `undefined` when off (unset or `replicas: 0`). */
+  waitForReplicas: WaitForReplicas | undefined
+}
 
 export const interactionDefaults = {
   partitions: 16,
@@ -42,7 +65,21 @@ export function resolveInteractionOptions(options: InteractionOptions): Resolved
   positiveInteger('topK', o.topK)
   positiveInteger('playDedupeWindowMs', o.playDedupeWindowMs)
   positiveInteger('bucketTtlMs', o.bucketTtlMs)
-  return o
+  const wait = options.waitForReplicas
+  if (wait !== undefined) {
+    if (!Number.isSafeInteger(wait.replicas) || wait.replicas < 0) {
+      throw new InvalidArgumentError(
+        'waitForReplicas.replicas',
+        `must be an integer >= 0, got ${wait.replicas}`,
+      )
+    }
+    positiveInteger('waitForReplicas.timeoutMs', wait.timeoutMs)
+  }
+  return {
+    ...o,
+    waitForReplicas:
+      wait && wait.replicas > 0 ? { replicas: wait.replicas, timeoutMs: wait.timeoutMs } : undefined,
+  }
 }
 
 export function positiveInteger(field: string, value: number): void {

@@ -59,6 +59,47 @@ export class LuaScript {
   }
 
   /**
+   * Runs the script and, in the same pipeline, one keyless command right after it (e.g.
+   * `WAIT numreplicas timeout`): a Cluster client sends a pipeline to the node serving its keys,
+   * so the follower runs on the node the script wrote to, on the same connection. On NOSCRIPT
+   * both are sent once more with EVAL. Resolves with `[script reply, follower reply]`.
+   * @throws {StoreUnavailableError} when either command (or the pipeline) fails, with the original as `cause`.
+   * @throws {ScriptContractError} when `keys` does not hold `numberOfKeys` keys.
+   */
+  async runFollowedBy(
+    client: RedisClient,
+    keys: readonly string[],
+    args: readonly (string | number | Buffer)[],
+    follower: { name: string; args: readonly (string | number)[] },
+  ): Promise<[unknown, unknown]> {
+    if (keys.length !== this.numberOfKeys) {
+      throw new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`)
+    }
+    const argv: (string | number | Buffer)[] = [this.sha1, this.numberOfKeys, ...keys, ...args]
+    const send = async (name: 'evalsha' | 'eval'): Promise<[unknown, unknown]> => {
+      const pipeline = client.pipeline() as unknown as CommandSender & {
+        exec(): Promise<[Error | null, unknown][] | null>
+      }
+      pipeline.sendCommand(command(name, argv, client))
+      pipeline.sendCommand(new Command(follower.name, [...follower.args], { replyEncoding: 'utf8' }))
+      const [scriptResult, followerResult] = (await pipeline.exec()) ?? []
+      if (!scriptResult || !followerResult) throw new Error('pipeline answered no result')
+      if (scriptResult[0]) throw scriptResult[0]
+      if (followerResult[0]) throw followerResult[0]
+      return [scriptResult[1], followerResult[1]]
+    }
+    try {
+      return await send('evalsha').catch((error: unknown) => {
+        if (!isNoScript(error)) throw error
+        argv[0] = this.source
+        return send('eval')
+      })
+    } catch (error) {
+      throw toStoreError(this.name, error)
+    }
+  }
+
+  /**
    * Sends EVALSHA with a prebuilt argument list `[sha1, numberOfKeys, ...keys, ...args]`
    * (the caller guarantees the shape; rate limiters keep one per call site), falling back to
    * one EVAL of the source on NOSCRIPT. Resolves like {@link run}.

@@ -1,0 +1,99 @@
+// Durable acknowledgement (issue 7): with `waitForReplicas` every write step is followed by
+// `WAIT n timeout` on the same connection. A private master and a private replica (never the
+// shared Redis): a confirmed write is on the replica when the call returns; with the replica
+// gone the call throws ReplicationTimeoutError (the master has the change; a retry is safe).
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { InvalidArgumentError } from '../../src/errors/index.js'
+import { Interactions, playViewer, ReplicationTimeoutError } from '../../src/interactions/index.js'
+import { PrivateRedis } from '../support/redis_server.js'
+
+let master: PrivateRedis
+let replica: PrivateRedis
+let masterClient: Redis
+let replicaClient: Redis
+
+beforeAll(async () => {
+  ;[master, replica] = await Promise.all([PrivateRedis.start(), PrivateRedis.start()])
+  masterClient = new Redis(master.url, { maxRetriesPerRequest: 1 })
+  replicaClient = new Redis(replica.url, { maxRetriesPerRequest: 1 })
+  replicaClient.on('error', () => {}) // the test kills the replica
+  await replicaClient.replicaof('127.0.0.1', String(master.port))
+  // event-driven enough: poll the replica's own view of its link (bounded, 20 s)
+  const deadline = Date.now() + 20_000
+  while (!(await replicaClient.info('replication')).includes('master_link_status:up')) {
+    if (Date.now() > deadline) throw new Error('replica did not sync')
+    await sleep(50)
+  }
+}, 30_000)
+
+afterAll(async () => {
+  masterClient?.disconnect()
+  replicaClient?.disconnect()
+  await Promise.all([master?.destroy(), replica?.destroy()])
+})
+
+describe('waitForReplicas', () => {
+  it('refuses bad options with the field name; replicas 0 is off', () => {
+    const make = (waitForReplicas: { replicas: number; timeoutMs: number }) =>
+      new Interactions(masterClient, { prefix: 'w', waitForReplicas })
+    expect(() => make({ replicas: -1, timeoutMs: 10 })).toThrow(InvalidArgumentError)
+    expect(() => make({ replicas: 1.5, timeoutMs: 10 })).toThrow(/waitForReplicas.replicas/)
+    expect(() => make({ replicas: 1, timeoutMs: 0 })).toThrow(/waitForReplicas.timeoutMs/)
+    expect(make({ replicas: 0, timeoutMs: 10 }).options.waitForReplicas).toBeUndefined()
+    expect(make({ replicas: 1, timeoutMs: 10 }).options.waitForReplicas).toEqual({
+      replicas: 1,
+      timeoutMs: 10,
+    })
+  })
+
+  it('a confirmed like, favourite and play are on the replica when the call returns, also after SCRIPT FLUSH', async () => {
+    const ix = new Interactions(masterClient, {
+      prefix: 'w1',
+      partitions: 2,
+      waitForReplicas: { replicas: 1, timeoutMs: 5000 },
+    })
+    await masterClient.script('FLUSH') // the first call takes the NOSCRIPT path (EVAL + WAIT)
+    for (let round = 0; round < 20; round++) {
+      const user = String(round + 1)
+      expect((await ix.setLiked('7', user, true)).changed).toBe(true)
+      // no wait between the answer and the replica read: WAIT made it so
+      expect(await replicaClient.sismember(ix.keys.likes('7'), user)).toBe(1)
+      expect((await ix.setFavorited('7', user, true)).changed).toBe(true)
+      expect(await replicaClient.sismember(ix.keys.favorites('7'), user)).toBe(1)
+      const play = await ix.recordPlay('7', playViewer({ userId: user }))
+      expect(play.counted).toBe(true)
+      expect(await replicaClient.get(ix.keys.plays('7'))).toBe(String(play.count))
+    }
+    expect(await replicaClient.xlen(ix.keys.stream(ix.keys.partitionOf('7')))).toBe(60)
+  })
+
+  it('too few replicas: ReplicationTimeoutError after timeoutMs, the master has the change, a retry is idempotent', async () => {
+    const ix = new Interactions(masterClient, {
+      prefix: 'w2',
+      partitions: 2,
+      waitForReplicas: { replicas: 2, timeoutMs: 100 }, // only one replica exists
+    })
+    const started = Date.now()
+    const error = await ix.setLiked('8', '1', true).catch((e: unknown) => e)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(90)
+    expect(error).toBeInstanceOf(ReplicationTimeoutError)
+    expect(error).toMatchObject({
+      code: 'FLOODGATE_REPLICATION_TIMEOUT',
+      acknowledgedReplicas: 1,
+      requiredReplicas: 2,
+    })
+    expect(await masterClient.sismember(ix.keys.likes('8'), '1')).toBe(1)
+    // the replica dies: nobody confirms; the retry changes nothing and appends no second event
+    await replica.kill()
+    const retry = await ix.setLiked('8', '1', true).catch((e: unknown) => e)
+    expect(retry).toMatchObject({ acknowledgedReplicas: 0, requiredReplicas: 2 })
+    expect(await masterClient.xlen(ix.keys.stream(ix.keys.partitionOf('8')))).toBe(1)
+    // a play retried after the error is not counted twice
+    const viewer = playViewer({ userId: 3 })
+    await expect(ix.recordPlay('8', viewer)).rejects.toBeInstanceOf(ReplicationTimeoutError)
+    await expect(ix.recordPlay('8', viewer)).rejects.toBeInstanceOf(ReplicationTimeoutError)
+    expect(await masterClient.get(ix.keys.plays('8'))).toBe('1')
+  })
+})
