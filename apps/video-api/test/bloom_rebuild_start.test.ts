@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createRedisClient, type RedisClient } from 'floodgate'
+import { BloomFilter, createRedisClient, type RedisClient } from 'floodgate'
 import { Redis } from 'ioredis'
 import pino from 'pino'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { installVideoCache, type VideoCache } from '../src/cache/install.js'
+import { backoffMs, installVideoCache, type VideoCache } from '../src/cache/install.js'
+import type { VideoCacheSettings } from '../src/cache/settings.js'
 import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
 import { SqlVideoReader } from '../src/videos/reader.js'
 import { VideoWriter } from '../src/videos/writer.js'
@@ -45,8 +46,10 @@ interface Line {
   [k: string]: unknown
 }
 
+const BLOOM = { bloomBits: 10_000, bloomHashes: 3 }
+
 /** The cache as the app installs it, on a request-path client with the default 50 ms timeout. */
-function install(redis: RedisClient, prefix: string) {
+function install(redis: RedisClient, prefix: string, settings: VideoCacheSettings = {}) {
   const lines: Line[] = []
   const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Line) })
   const cache: VideoCache = installVideoCache(
@@ -59,9 +62,20 @@ function install(redis: RedisClient, prefix: string) {
       reader: new SqlVideoReader(database.db),
       writer: new VideoWriter(database.db),
     },
-    { bloomBits: 10_000, bloomHashes: 3, bloomRebuildRetryBaseMs: 300, bloomRebuildAttempts: 4 },
+    { ...BLOOM, bloomRebuildRetryBaseMs: 300, bloomRebuildRetryMaxMs: 1_200, ...settings },
   )
   return { cache, lines }
+}
+
+/** Resolves when a line matching `test` is logged (checked every 20 ms, up to `ms`). */
+async function logged(lines: Line[], test: (l: Line) => boolean, ms = 10_000): Promise<Line> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const line = lines.find(test)
+    if (line) return line
+    if (Date.now() > deadline) throw new Error(`not logged within ${ms} ms: ${JSON.stringify(lines)}`)
+    await sleep(20)
+  }
 }
 
 /** Blocks the server for `ms` with a busy script (DEBUG SLEEP is refused on non-local setups). */
@@ -90,25 +104,96 @@ describe('Bloom rebuild at start', () => {
     redis.disconnect()
   })
 
-  it('logs one summarized warning per failed attempt and retries with backoff until Redis is back', async () => {
+  it('Redis down at start: one summarized warning per failed attempt, capped jittered backoff, ready once Redis is back', async () => {
     const redis = await readyClient()
     await server.stop()
     const { cache, lines } = install(redis, 'down')
-    const deadline = Date.now() + 5000
-    while (!lines.some((l) => l.level === 40) && Date.now() < deadline) await sleep(20)
+    // attempts 1..4 wait 300, 600, 1200, 1200 ms (cap) before jitter: wait for the 4th failure
+    await logged(lines, (l) => l.level === 40 && l.attempt === 4, 30_000)
+    expect(await Promise.race([cache.rebuilt.then(() => 'settled'), sleep(0, 'pending')])).toBe('pending')
     server = await startLocalRedis(dir, port)
     await cache.rebuilt
     const warnings = lines.filter((l) => l.level >= 40)
-    expect(warnings.length).toBeGreaterThanOrEqual(1)
-    expect(warnings.length).toBeLessThanOrEqual(3) // attempts - 1, at most
+    expect(warnings.length).toBeGreaterThanOrEqual(4)
     warnings.forEach((w, i) => {
-      expect(w).toMatchObject({ msg: 'bloom filter rebuild failed; retrying', attempt: i + 1, attempts: 4 })
-      expect(w.retryInMs).toBe(300 * 2 ** i)
+      expect(w).toMatchObject({ msg: 'bloom filter rebuild failed; retrying', attempt: i + 1 })
+      const ceiling = Math.min(1_200, 300 * 2 ** i)
+      expect(w.retryInMs).toBeGreaterThanOrEqual(ceiling / 2)
+      expect(w.retryInMs).toBeLessThanOrEqual(ceiling)
       expect(typeof w.cause).toBe('string')
       expect(w.err).toBeUndefined() // no stack traces
     })
     expect(lines.at(-1)?.msg).toBe('bloom filter rebuilt')
+    expect(await cache.bloom.isReady()).toBe(true)
     cache.close()
     redis.disconnect()
-  }, 20_000)
+  }, 60_000)
+
+  it('close() ends the retries at once: rebuilt settles, no further attempt is logged', async () => {
+    const redis = await readyClient()
+    await server.stop()
+    try {
+      // a long wait between attempts: only close() can end it early
+      const { cache, lines } = install(redis, 'closing', { bloomRebuildRetryBaseMs: 60_000 })
+      await logged(lines, (l) => l.level === 40)
+      const closedAt = Date.now()
+      cache.close()
+      await cache.rebuilt
+      expect(Date.now() - closedAt).toBeLessThan(5_000)
+      const count = lines.length
+      await sleep(300)
+      expect(lines.length).toBe(count)
+      expect(lines.filter((l) => l.level >= 40)).toHaveLength(1)
+    } finally {
+      server = await startLocalRedis(dir, port)
+      redis.disconnect()
+    }
+  }, 30_000)
+
+  it('another instance holding the rebuild lock: waits, and ends when that instance publishes', async () => {
+    const redis = await readyClient()
+    const other = new BloomFilter({ redis, prefix: 'elsewhere', name: 'videos', bits: 10_000, hashes: 3 })
+    let finish: () => void = () => {}
+    const gate = new Promise<void>((resolve) => {
+      finish = resolve
+    })
+    let started: () => void = () => {}
+    const running = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    async function* slowSource() {
+      started()
+      await gate
+      yield ['1', '2', '3']
+    }
+    const otherRebuild = other.rebuild(slowSource())
+    await running
+    const { cache, lines } = install(redis, 'elsewhere')
+    await logged(lines, (l) => l.msg === 'bloom filter rebuild running elsewhere; waiting')
+    finish()
+    const result = await otherRebuild
+    await cache.rebuilt
+    // Usually the loop sees the published generation; if the other instance published and released
+    // its lock between our check and our next attempt, our own rebuild ran after it instead.
+    const last = lines.at(-1)
+    if (last?.msg === 'bloom filter rebuilt') expect(last.generation).toBeGreaterThan(result.generation)
+    else
+      expect(last).toMatchObject({
+        msg: 'bloom filter rebuilt by another instance',
+        generation: result.generation,
+      })
+    expect(lines.filter((l) => l.level >= 40)).toEqual([])
+    expect(await cache.bloom.isReady()).toBe(true)
+    cache.close()
+    redis.disconnect()
+  }, 30_000)
+})
+
+describe('backoffMs', () => {
+  it('doubles from the base up to the cap, drawn in [d/2, d]', () => {
+    expect([1, 2, 3, 4, 5, 40].map((n) => backoffMs(n, 1000, 5000, () => 1))).toEqual([
+      1000, 2000, 4000, 5000, 5000, 5000,
+    ])
+    expect([1, 2, 3, 4].map((n) => backoffMs(n, 1000, 5000, () => 0))).toEqual([500, 1000, 2000, 2500])
+  })
 })

@@ -18,5 +18,7 @@ export function cacheFromConfig(config: Config): VideoCacheSettings | false {
     bloomBits: config.bloomBits,
     bloomHashes: config.bloomHashes,
     rebuildBloomAtStart: true,
+    bloomRebuildRetryBaseMs: config.bloomRebuildRetryBaseMs,
+    bloomRebuildRetryMaxMs: config.bloomRebuildRetryMaxMs,
   }
 }

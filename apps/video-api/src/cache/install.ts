@@ -1,6 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
-import { BloomFilter, type BloomGate, createCache, LockTimeoutError, type RedisClient } from 'floodgate'
+import {
+  BloomFilter,
+  type BloomGate,
+  createCache,
+  FloodgateError,
+  LockTimeoutError,
+  type RedisClient,
+} from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { Registry } from 'prom-client'
 import type { Database } from '../db/types.js'
@@ -25,14 +32,44 @@ export interface VideoCacheDeps {
   writer: VideoWriter
 }
 
+/** What a Bloom rebuild reports (`POST /admin/rebuild/bloom` answers it). */
+export interface BloomRebuildReport {
+  /** Live video ids written into the new generation. */
+  items: number
+  /** Wall time of the rebuild (ms). */
+  durationMs: number
+  /** The generation now served. */
+  generation: number
+  /** Filter size m (bits), hash functions k, shard keys. */
+  bits: number
+  hashes: number
+  shards: number
+}
+
 export interface VideoCache {
   reader: CachedVideoReader
   bloom: BloomFilter
-  /** The background rebuild started at install (resolves when done or failed; never rejects). */
+  /**
+   * The background rebuild started at install: settles when a rebuild succeeded (here or, at
+   * start, on another instance) or the cache closed; never rejects.
+   */
   rebuilt: Promise<void>
-  /** Rebuilds the Bloom filter from the database now. */
-  rebuildBloom(): Promise<void>
+  /**
+   * Rebuilds the Bloom filter from the database now, once (no retry).
+   * @throws {LockTimeoutError} when a rebuild runs already (this or another instance).
+   * @throws {VideoIdsReadError} when reading the ids from PostgreSQL failed.
+   * @throws any other error: Redis failed or the rebuild was interrupted (lock lost, closing); the
+   *   served generation is unchanged.
+   */
+  rebuildBloom(): Promise<BloomRebuildReport>
   close(): void
+}
+
+/** Reading the video ids from PostgreSQL failed during a Bloom rebuild. `code`: `VIDEO_IDS_READ_FAILED`. */
+export class VideoIdsReadError extends FloodgateError {
+  constructor(cause: unknown) {
+    super('VIDEO_IDS_READ_FAILED', 'reading the video ids from PostgreSQL failed', { cause })
+  }
 }
 
 /**
@@ -101,40 +138,71 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     hashes: s.bloomHashes,
   })
   const closing = new AbortController()
-  const rebuildBloom = async () => {
-    const result = await rebuilder.rebuild(liveVideoIds(deps.db), { lockWaitMs: 0, signal: closing.signal })
-    trusted = true
-    deps.log.info({ items: result.items, durationMs: result.durationMs }, 'bloom filter rebuilt')
+  // Adds that failed since construction: a rebuild restores trust only if none failed after it
+  // began (the source holds every id committed before it is read, not ids committed later).
+  let failedAdds = 0
+  const rebuildBloom = async (): Promise<BloomRebuildReport> => {
+    const failedBefore = failedAdds
+    const result = await rebuilder.rebuild(tagReadErrors(liveVideoIds(deps.db)), {
+      lockWaitMs: 0,
+      signal: closing.signal,
+    })
+    if (failedAdds === failedBefore) trusted = true
+    const report = { ...result, bits: bloom.bits, hashes: bloom.hashes, shards: bloom.shards }
+    deps.log.info(report, 'bloom filter rebuilt')
+    return report
   }
-  const rebuildQuietly = () =>
-    rebuildBloom().catch((error: unknown) =>
-      deps.log.warn({ cause: summarize(error) }, 'bloom filter rebuild failed'),
-    )
-  // At start a transient Redis error must not leave the gate open for good: retry with backoff
-  // (retry base doubling, `bloomRebuildAttempts` attempts), one summarized line per failed attempt;
-  // another instance holding the rebuild lock is building it already.
-  const rebuildAtStart = async () => {
-    for (let attempt = 1; attempt <= s.bloomRebuildAttempts && !closing.signal.aborted; attempt++) {
+  /** The generation `ready` points at; undefined when Redis did not answer. */
+  const readyGeneration = async (): Promise<string | null | undefined> =>
+    rebuildRedis.hget(bloom.keys(0).meta, 'ready').catch(() => undefined)
+
+  /**
+   * Retries {@link rebuildBloom} until it succeeds or the cache closes (no attempt limit: giving
+   * up would leave the gate answering "maybe" until a restart). Between attempts: exponential
+   * backoff from `bloomRebuildRetryBaseMs`, capped at `bloomRebuildRetryMaxMs`, with equal jitter
+   * (a wait drawn in [d/2, d]) so instances that failed together do not retry together. One
+   * summarized warning per failed attempt (no stack). When another instance holds the rebuild
+   * lock, it waits the same way; with `acceptElsewhere`, a generation that instance publishes
+   * meanwhile ends the loop (at start that is as good as our own rebuild).
+   */
+  const retryRebuild = async (acceptElsewhere: boolean): Promise<void> => {
+    let toldElsewhere = false
+    for (let attempt = 1; !closing.signal.aborted; attempt++) {
+      let seen: string | null | undefined
       try {
-        return await rebuildBloom()
+        await rebuildBloom()
+        if (trusted) return
       } catch (error) {
-        if (error instanceof LockTimeoutError) return deps.log.info('bloom filter rebuild running elsewhere')
         if (closing.signal.aborted) return
-        if (attempt === s.bloomRebuildAttempts) {
-          deps.log.error(
-            { attempt, cause: summarize(error) },
-            'bloom filter rebuild failed; giving up: the gate answers "maybe" until a rebuild succeeds',
+        const retryInMs = backoffMs(attempt, s.bloomRebuildRetryBaseMs, s.bloomRebuildRetryMaxMs)
+        if (error instanceof LockTimeoutError) {
+          seen = await readyGeneration()
+          if (!toldElsewhere) deps.log.info({ retryInMs }, 'bloom filter rebuild running elsewhere; waiting')
+          toldElsewhere = true
+        } else {
+          deps.log.warn(
+            { attempt, retryInMs, cause: summarize(error) },
+            'bloom filter rebuild failed; retrying',
           )
-          return
         }
-        const retryInMs = s.bloomRebuildRetryBaseMs * 2 ** (attempt - 1)
-        deps.log.warn(
-          { attempt, attempts: s.bloomRebuildAttempts, retryInMs, cause: summarize(error) },
-          'bloom filter rebuild failed; retrying',
-        )
-        await sleep(retryInMs, undefined, { signal: closing.signal }).catch(() => undefined)
+        await sleep(retryInMs, undefined, { signal: closing.signal, ref: false }).catch(() => undefined)
+        // `trusted` false: an add failed here, so only our own rebuild is known to hold that id
+        if (acceptElsewhere && trusted && seen !== undefined && !closing.signal.aborted) {
+          const now = await readyGeneration()
+          if (now !== undefined && now !== null && now !== seen)
+            return deps.log.info({ generation: Number(now) }, 'bloom filter rebuilt by another instance')
+        }
       }
     }
+  }
+  // One retry loop at a time: an add that failed while the loop runs is covered by its next
+  // attempt (the rebuild reads every committed id), so it need not start a second loop.
+  let retrying: Promise<void> | undefined
+  const rebuildUntilDone = (acceptElsewhere: boolean): Promise<void> => {
+    retrying ??= retryRebuild(acceptElsewhere).finally(() => {
+      retrying = undefined
+    })
+    return retrying
   }
 
   deps.writer.onVideoChanged(async (id, change) => {
@@ -143,8 +211,9 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
         await bloom.add([id])
       } catch (error) {
         trusted = false
+        failedAdds++
         deps.log.error({ err: error, id }, 'bloom add failed; gate bypassed here until a rebuild')
-        void rebuildQuietly()
+        void rebuildUntilDone(false)
       }
     }
     // A created id may have a negative entry from before; updates and deletes change the row.
@@ -152,7 +221,7 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     await feed.invalidate([...new Set([FEED_SIZE, ...reader.feedLimits])].map((n) => `recommend:${n}`))
   })
 
-  const rebuilt = s.rebuildBloomAtStart ? rebuildAtStart() : Promise.resolve()
+  const rebuilt = s.rebuildBloomAtStart ? rebuildUntilDone(true) : Promise.resolve()
   return {
     reader,
     bloom,
@@ -164,6 +233,31 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
       feed.close()
       rebuildRedis.disconnect()
     },
+  }
+}
+
+/** Wait before the retry after failed attempt `attempt` (1-based), in ms: min(max, base·2^(attempt−1)), equal jitter. */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
+  const capped = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30))
+  return Math.round(capped / 2 + random() * (capped / 2))
+}
+
+/** The id source, with a database failure told apart from a Redis one. */
+async function* tagReadErrors(ids: AsyncIterable<string[]>): AsyncGenerator<string[]> {
+  const iterator = ids[Symbol.asyncIterator]()
+  try {
+    for (;;) {
+      let next: IteratorResult<string[]>
+      try {
+        next = await iterator.next()
+      } catch (error) {
+        throw new VideoIdsReadError(error)
+      }
+      if (next.done) return
+      yield next.value
+    }
+  } finally {
+    await iterator.return?.()
   }
 }
 

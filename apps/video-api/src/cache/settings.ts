@@ -31,10 +31,14 @@ export interface VideoCacheSettings {
   rebuildBloomAtStart?: boolean
   /** Per-command Redis timeout (ms) of Bloom rebuilds, on their own connection. @default 5_000 */
   bloomRebuildTimeoutMs?: number
-  /** Rebuild attempts at start (full-jitter-free exponential backoff between them). @default 6 */
-  bloomRebuildAttempts?: number
-  /** Wait (ms) after the first failed attempt at start; doubles after each. @default 1_000 */
+  /**
+   * Wait (ms) after the first failed Bloom rebuild at start (or after a failed add); doubles after
+   * each failed attempt, up to `bloomRebuildRetryMaxMs`, with equal jitter (drawn in [d/2, d]).
+   * Attempts are unbounded: the loop ends when a rebuild succeeds or the app closes. @default 1_000
+   */
   bloomRebuildRetryBaseMs?: number
+  /** Cap of the wait between Bloom rebuild attempts (ms). @default 60_000 */
+  bloomRebuildRetryMaxMs?: number
 }
 
 export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
@@ -52,6 +56,6 @@ export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
   bloomHashes: 7,
   rebuildBloomAtStart: true,
   bloomRebuildTimeoutMs: 5_000,
-  bloomRebuildAttempts: 6,
   bloomRebuildRetryBaseMs: 1_000,
+  bloomRebuildRetryMaxMs: 60_000,
 }

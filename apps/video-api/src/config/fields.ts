@@ -184,6 +184,20 @@ export const fields = {
     type: { kind: 'int', min: 1, max: 30 },
     doc: 'Hash functions of the video-id Bloom filter.',
   },
+  bloomRebuildRetryBaseMs: {
+    env: 'BLOOM_REBUILD_RETRY_BASE_MS',
+    toml: 'bloom_rebuild_retry_base_ms',
+    default: '1000',
+    type: { kind: 'int', min: 10, max: 600_000 },
+    doc: 'Wait after the first failed Bloom rebuild at start (ms); doubles per failed attempt, with jitter (drawn in [w/2, w]). Retries never stop before a rebuild succeeds or the app closes.',
+  },
+  bloomRebuildRetryMaxMs: {
+    env: 'BLOOM_REBUILD_RETRY_MAX_MS',
+    toml: 'bloom_rebuild_retry_max_ms',
+    default: '60000',
+    type: { kind: 'int', min: 10, max: 3_600_000 },
+    doc: 'Cap of the wait between Bloom rebuild attempts (ms).',
+  },
   jwtSecret: {
     env: 'JWT_SECRET',
     toml: 'jwt_secret',

@@ -35,6 +35,8 @@ export interface Config {
   feedCacheTtlMs: number
   bloomBits: number
   bloomHashes: number
+  bloomRebuildRetryBaseMs: number
+  bloomRebuildRetryMaxMs: number
   jwtSecret: string | undefined
   jwtTtlS: number
   logLevel: string
