@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module'
 import { benchIp } from './context.js'
-import type { Recorder } from './recorder.js'
+import { expectedIntervalMs, type Recorder } from './recorder.js'
 
 const require = createRequire(import.meta.url)
 type RawRequest = { method?: string; path?: string; headers?: Record<string, string> }
@@ -34,11 +34,16 @@ export interface LoadOptions {
 
 /**
  * HTTP load with autocannon (programmatic API, in this process: never the
- * service's). Every answer goes to `recorder` with its latency. Resolves when
- * the duration is over.
+ * service's). Every answer goes to `recorder` with its latency; with a `rate`,
+ * also with the expected interval between two requests of one connection, so
+ * the recorder corrects for coordinated omission. Resolves when the duration is over.
  */
 export async function load(options: LoadOptions): Promise<void> {
   const n = options.bases.length
+  const rate = options.rate ? Math.max(1, Math.round(options.rate / n)) : undefined
+  // autocannon lowers the connections to the rate when the rate is smaller (run.js)
+  const connections = Math.min(Math.max(1, Math.round(options.connections / n)), rate ?? Infinity)
+  const interval = expectedIntervalMs(connections, rate)
   await Promise.all(
     options.bases.map(
       (base) =>
@@ -46,9 +51,9 @@ export async function load(options: LoadOptions): Promise<void> {
           const instance = autocannon(
             {
               url: base,
-              connections: Math.max(1, Math.round(options.connections / n)),
+              connections,
               duration: options.durationS,
-              ...(options.rate ? { overallRate: Math.max(1, Math.round(options.rate / n)) } : {}),
+              ...(rate ? { overallRate: rate } : {}),
               timeout: 10,
               requests: [
                 {
@@ -64,7 +69,9 @@ export async function load(options: LoadOptions): Promise<void> {
             },
             (error) => (error ? reject(error) : resolve()),
           )
-          instance.on('response', (_client, status, _bytes, ms) => options.recorder.response(status, ms))
+          instance.on('response', (_client, status, _bytes, ms) =>
+            options.recorder.response(status, ms, interval),
+          )
           instance.on('reqError', () => options.recorder.error())
         }),
     ),

@@ -31,7 +31,24 @@ export interface Percentiles {
   max: number
 }
 
-/** Latencies (hdr-histogram-js) and status classes of one traffic class, per second since `t0` and in total. */
+/**
+ * Expected interval (ms) between two requests of one connection when `connections` share an offered
+ * `rate` (req/s) evenly: connections / rate. The coordinated-omission correction uses it (see
+ * {@link Recorder.response}). `undefined` for a closed loop (no rate): nothing to correct against.
+ * @throws {RangeError} when connections < 1 or rate ≤ 0.
+ */
+export function expectedIntervalMs(connections: number, rate: number | undefined): number | undefined {
+  if (rate === undefined) return undefined
+  if (!(connections >= 1) || !(rate > 0))
+    throw new RangeError(`need connections ≥ 1 and rate > 0, got ${connections} and ${rate}`)
+  return (1000 * connections) / rate
+}
+
+/**
+ * Latencies (hdr-histogram-js) and status classes of one traffic class, per second since `t0` and in total.
+ * Latencies are corrected for coordinated omission when the caller gives the expected interval
+ * (`seconds[].histogram`, `histogram`); the measured ones stay in `uncorrected`.
+ */
 export class Recorder {
   readonly seconds: Second[] = []
   readonly total: Omit<Second, 'histogram'> = {
@@ -41,7 +58,10 @@ export class Recorder {
     serverErrors: 0,
     errors: 0,
   }
+  /** Every answer's latency, corrected for coordinated omission (µs). */
   readonly histogram = newHistogram()
+  /** Every answer's latency as measured (µs): a lower bound of what a user at the offered rate sees. */
+  readonly uncorrected = newHistogram()
 
   constructor(private readonly t0: number) {}
 
@@ -59,11 +79,29 @@ export class Recorder {
     return this.seconds[i]!
   }
 
-  response(status: number, latencyMs: number): void {
+  /**
+   * One answer: its status and latency (ms). With `expectedIntervalMs` (the time between two
+   * requests of one connection at the offered rate, {@link expectedIntervalMs}) the latency is
+   * corrected for coordinated omission: a connection that waited `latencyMs` > interval would have
+   * sent requests meanwhile, at the offered rate, that would have waited latency − interval,
+   * latency − 2 × interval, … down to the interval, so those are recorded too. That is
+   * HdrHistogram's `recordValueWithExpectedInterval` (hdr-histogram-js, JsHistogram; documented in
+   * HdrHistogram's AbstractHistogram javadoc, https://hdrhistogram.github.io/HdrHistogram/JavaDoc/),
+   * the after-the-fact form of the correction wrk2 builds in by measuring from each request's
+   * intended send time (https://github.com/giltene/wrk2, README: "Coordinated Omission").
+   */
+  response(status: number, latencyMs: number, expectedIntervalMs?: number): void {
     const s = this.second()
     const us = Math.max(1, Math.round(latencyMs * 1000))
-    s.histogram.recordValue(us)
-    this.histogram.recordValue(us)
+    const intervalUs = expectedIntervalMs === undefined ? 0 : Math.round(expectedIntervalMs * 1000)
+    this.uncorrected.recordValue(us)
+    if (intervalUs > 0) {
+      s.histogram.recordValueWithExpectedInterval(us, intervalUs)
+      this.histogram.recordValueWithExpectedInterval(us, intervalUs)
+    } else {
+      s.histogram.recordValue(us)
+      this.histogram.recordValue(us)
+    }
     const field =
       status < 400 ? 'ok' : status === 429 ? 'limited' : status < 500 ? 'clientErrors' : 'serverErrors'
     s[field]++
@@ -80,9 +118,14 @@ export class Recorder {
     return t.ok + t.limited + t.clientErrors + t.serverErrors + t.errors
   }
 
-  /** Percentiles (ms) over the whole run. */
+  /** Percentiles (ms) over the whole run, corrected for coordinated omission when the load had a rate. */
   percentiles(): Percentiles {
     return percentilesOf(this.histogram)
+  }
+
+  /** Percentiles (ms) over the whole run as measured (no correction). */
+  uncorrectedPercentiles(): Percentiles {
+    return percentilesOf(this.uncorrected)
   }
 
   /** Per second: [second, requests, p50, p99, p99.9 (ms)]. */

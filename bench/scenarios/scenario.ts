@@ -91,7 +91,12 @@ export function summarize(phase: PhaseResult): unknown {
     classes: Object.fromEntries(
       Object.entries(phase.recorders).map(([name, r]) => [
         name,
-        { total: r.total, percentilesMs: r.percentiles(), timeline: r.timeline() },
+        {
+          total: r.total,
+          percentilesMs: r.percentiles(),
+          uncorrectedPercentilesMs: r.uncorrectedPercentiles(),
+          timeline: r.timeline(),
+        },
       ]),
     ),
   }
