@@ -20,11 +20,20 @@ describe('interaction config', () => {
     })
     for (const [name, value] of [
       ['INTERACTION_PARTITIONS', '0'],
+      ['INTERACTION_WAIT_REPLICAS', '-1'],
+      ['INTERACTION_WAIT_TIMEOUT_MS', '0'],
       ['FLUSH_CLAIM_IDLE_MS', '10'],
       ['FLUSH_MAX_DELIVERIES', 'x'],
     ] as const) {
       expect(() => loadConfig({ env: { [name]: value } })).toThrow(ConfigError)
       expect(() => loadConfig({ env: { [name]: value } })).toThrow(name)
     }
+  })
+
+  it('INTERACTION_WAIT_REPLICAS > 0 turns on durable acknowledgement (WAIT), with its timeout', () => {
+    const on = loadConfig({ env: { INTERACTION_WAIT_REPLICAS: '1', INTERACTION_WAIT_TIMEOUT_MS: '200' } })
+    expect(interactionsFromConfig(on).interactions.waitForReplicas).toEqual({ replicas: 1, timeoutMs: 200 })
+    const off = loadConfig({ env: { INTERACTION_WAIT_TIMEOUT_MS: '200' } })
+    expect(interactionsFromConfig(off).interactions).not.toHaveProperty('waitForReplicas')
   })
 })

@@ -378,7 +378,7 @@ export const fields = {
     toml: 'admin_user_ids',
     default: '',
     type: { kind: 'string', allowEmpty: true },
-    doc: 'Comma-separated user ids allowed on the admin endpoints (counter rebuild, reconcile); empty = nobody.',
+    doc: 'Comma-separated user ids allowed on the admin endpoints (counter rebuild, Bloom rebuild, reconcile); empty = nobody.',
   },
   interactionPartitions: {
     env: 'INTERACTION_PARTITIONS',
@@ -400,6 +400,20 @@ export const fields = {
     default: '600000',
     type: { kind: 'int', min: 1000, max: 86_400_000 },
     doc: "A viewer's plays of one video inside this window count once (ms).",
+  },
+  interactionWaitReplicas: {
+    env: 'INTERACTION_WAIT_REPLICAS',
+    toml: 'interaction_wait_replicas',
+    default: '0',
+    type: { kind: 'int', min: 0, max: 16 },
+    doc: 'Durable likes, favourites and plays: replicas that must confirm each write (Redis WAIT on the same node) before it is acknowledged; too few in time = 503, safe to retry. 0 = acknowledge once the master has it (a master crash before replication loses it).',
+  },
+  interactionWaitTimeoutMs: {
+    env: 'INTERACTION_WAIT_TIMEOUT_MS',
+    toml: 'interaction_wait_timeout_ms',
+    default: '25',
+    type: { kind: 'int', min: 1, max: 60_000 },
+    doc: 'Longest wait for those replica confirmations (ms); keep it below REDIS_COMMAND_TIMEOUT_MS. Unused when INTERACTION_WAIT_REPLICAS is 0.',
   },
   flushBatchSize: {
     env: 'FLUSH_BATCH_SIZE',

@@ -53,6 +53,9 @@ export interface Config {
   interactionPartitions: number
   interactionTopK: number
   playDedupeWindowMs: number
+  /** Replicas that must confirm each interaction write (0 = off). */
+  interactionWaitReplicas: number
+  interactionWaitTimeoutMs: number
   flushBatchSize: number
   flushClaimIdleMs: number
   flushMaxDeliveries: number

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { playViewer, StoreUnavailableError } from 'floodgate'
+import { playViewer, ReplicationTimeoutError, StoreUnavailableError } from 'floodgate'
 import { Type } from 'typebox'
 import { ApiError, notFound } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
@@ -27,7 +27,10 @@ const auth = [{ bearerAuth: [] }]
  * a repeat answers the same state and changes nothing) and `POST /videos/:id/play` (anonymous
  * allowed: the viewer is the user, else a hash of client IP + user agent; counted once per viewer
  * per video per dedupe window). Only live videos the caller may see; 404 otherwise. Each call is
- * one Lua step in Redis; the flush consumer applies it to PostgreSQL. Redis down: 503.
+ * one Lua step in Redis; the flush consumer applies it to PostgreSQL. Redis down: 503. With
+ * INTERACTION_WAIT_REPLICAS, also 503 when too few replicas confirmed the write in time (the write
+ * may or may not survive a failover; a retry is safe: toggles are absolute, a retried play is not
+ * counted twice).
  * Plays are rate limited by the service's rate-limit plugin (write quota, or a per-route quota
  * `POST /videos/:id/play` in RATE_LIMIT_ROUTES).
  */
@@ -100,6 +103,12 @@ async function unavailableOnStoreError<T>(call: Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof StoreUnavailableError)
       throw new ApiError('UNAVAILABLE', 'the interaction store is unavailable; retry later', { cause: error })
+    if (error instanceof ReplicationTimeoutError)
+      throw new ApiError(
+        'UNAVAILABLE',
+        'the change was not confirmed by enough Redis replicas in time; retrying is safe',
+        { cause: error },
+      )
     throw error
   }
 }

@@ -44,10 +44,12 @@ process.once('exit', () => {
 export class PrivateCluster {
   readonly dir: string
   readonly nodes: ClusterNode[]
+  private readonly nodeTimeoutMs: number
 
-  private constructor(ports: readonly number[]) {
+  private constructor(ports: readonly number[], nodeTimeoutMs: number) {
     this.dir = mkdtempSync(join(tmpdir(), 'fg-cluster-'))
     this.nodes = ports.map((port) => ({ port, address: `127.0.0.1:${port}`, child: undefined }))
+    this.nodeTimeoutMs = nodeTimeoutMs
   }
 
   /** Starts the nodes, creates the cluster and waits for `cluster_state:ok` on every node. */
@@ -60,10 +62,10 @@ export class PrivateCluster {
       // the cluster bus listens on port + 10000
       if (port < 55_535 && !ports.includes(port)) ports.push(port)
     }
-    const cluster = new PrivateCluster(ports)
+    const cluster = new PrivateCluster(ports, options.nodeTimeoutMs ?? 2000)
     live.add(cluster)
     try {
-      for (const node of cluster.nodes) cluster.spawnNode(node, options.nodeTimeoutMs ?? 2000)
+      for (const node of cluster.nodes) cluster.spawnNode(node)
       for (const node of cluster.nodes) await waitForPing(node.port)
       await run('redis-cli', [
         '--cluster',
@@ -135,6 +137,18 @@ export class PrivateCluster {
   }
 
   /**
+   * Starts a killed node again on its port, with its cluster config file and no data: it rejoins
+   * the cluster and, when a replica took its slots meanwhile, becomes that master's replica and
+   * syncs (wait with {@link waitForReplicas}).
+   */
+  async restart(port: number): Promise<void> {
+    const node = this.nodes.find((n) => n.port === port)
+    if (!node || node.child) return
+    this.spawnNode(node)
+    await waitForPing(port)
+  }
+
+  /**
    * Waits until every running node reports `cluster_state:ok` and every slot is
    * served by a running master (after a kill: a replica has been promoted).
    * @throws {Error} after `timeoutMs`.
@@ -202,10 +216,10 @@ export class PrivateCluster {
     return true
   }
 
-  private spawnNode(node: ClusterNode, nodeTimeoutMs: number): void {
+  private spawnNode(node: ClusterNode): void {
     const args = ['--port', String(node.port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes']
     args.push('--cluster-config-file', join(this.dir, `nodes-${node.port}.conf`))
-    args.push('--cluster-node-timeout', String(nodeTimeoutMs))
+    args.push('--cluster-node-timeout', String(this.nodeTimeoutMs))
     args.push('--save', '', '--appendonly', 'no', '--dir', this.dir)
     node.child = spawn('redis-server', args, { stdio: 'ignore' })
     const child = node.child

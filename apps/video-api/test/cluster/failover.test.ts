@@ -1,0 +1,418 @@
+// Service-level Redis Cluster failover (issue 7). A private cluster (3 masters, 3 replicas,
+// cluster-node-timeout 2 s), its own PostgreSQL schema, two real video-api processes (main.ts,
+// flush consumer on, INTERACTION_WAIT_REPLICAS=1) and a load from this process over HTTP:
+// users like/unlike, favourite/unfavourite and play a set of videos spread over the three
+// masters, while readers fetch videos, stats and the feed. Mid-run the master serving a third of
+// the videos is SIGKILLed; its replica takes over; the killed node is started again and rejoins
+// as the new master's replica (with WAIT 1 a master without a replica refuses to acknowledge).
+// Then: reads kept answering (they degrade to PostgreSQL), writes work again on the failed-over
+// shard, PostgreSQL holds exactly the last acknowledged state of every (kind, user, video),
+// every acknowledged play is in PostgreSQL exactly once, and neither process crashed.
+//
+// Runs on the PostgreSQL server only (two processes share one database; PGlite is one
+// process's). It starts its own cluster, so like the library's failover test it runs in every
+// pass that has the server (the plain and the cluster pass of .ci/run).
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { InteractionKeys } from 'floodgate'
+import { Cluster, Redis } from 'ioredis'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from '../support/database.js'
+import { freePort } from '../support/ports.js'
+
+/**
+ * The library's PrivateCluster (packages/floodgate/test/support/redis_cluster.ts), the subset this
+ * test uses. Imported at run time: video-api's tsconfig (rootDir) does not type-check files of
+ * another package, and one cluster helper is better than two.
+ */
+interface PrivateCluster {
+  readonly seeds: string[]
+  masterOf(slot: number): Promise<number>
+  role(port: number): Promise<string>
+  kill(port: number): Promise<void>
+  restart(port: number): Promise<void>
+  waitForOk(timeoutMs?: number): Promise<void>
+  destroy(): Promise<void>
+}
+const clusterModule = new URL('../../../../packages/floodgate/test/support/redis_cluster.ts', import.meta.url)
+
+const PREFIX = 'fo'
+const PARTITIONS = 16
+const USERS = 6
+const VIDEOS_PER_MASTER = 4
+const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
+const schema = uniqueSchema('failover')
+const dataDir = mkdtempSync(join(tmpdir(), 'va-failover-'))
+const onServer = testDbKind === 'pg'
+
+let pc: PrivateCluster | undefined
+let redis: Cluster | undefined
+let pool: pg.Pool | undefined
+const instances: Instance[] = []
+
+interface Instance {
+  port: number
+  child: ChildProcess
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  output(): string
+}
+
+beforeAll(async () => {
+  if (!onServer) return
+  const { PrivateCluster } = (await import(clusterModule.href)) as {
+    PrivateCluster: { start(o: object): Promise<PrivateCluster> }
+  }
+  pc = await PrivateCluster.start({ masters: 3, replicasPerMaster: 1, nodeTimeoutMs: 2000 })
+  redis = new Cluster(
+    pc.seeds.map((s) => ({ host: '127.0.0.1', port: Number(s.split(':')[1]) })),
+    { redisOptions: { maxRetriesPerRequest: 1 } },
+  )
+  redis.on('error', () => {}) // the test kills a node: the client's connection errors are expected
+  pool = new pg.Pool({ connectionString: TEST_PG_URL, max: 2 })
+}, 60_000)
+
+afterAll(async () => {
+  for (const i of instances)
+    if (i.child.exitCode === null && i.child.signalCode === null) i.child.kill('SIGKILL')
+  redis?.disconnect()
+  await pool?.end()
+  await pc?.destroy()
+  if (onServer) await dropSchema(schema)
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+function startInstance(port: number, seeds: readonly string[]): Instance {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: TEST_PG_URL,
+    DB_SCHEMA: schema,
+    DATA_DIR: dataDir, // both instances read the JWT secret file written there
+    REDIS_CLUSTER_NODES: seeds.join(','),
+    REDIS_PREFIX: PREFIX,
+    // generous for a loaded 2-core machine; WAIT's timeout stays below the command timeout
+    REDIS_COMMAND_TIMEOUT_MS: '1000',
+    INTERACTION_WAIT_REPLICAS: '1',
+    INTERACTION_WAIT_TIMEOUT_MS: '500',
+    INTERACTION_PARTITIONS: String(PARTITIONS),
+    FLUSH_CLAIM_IDLE_MS: '2000',
+    RATE_LIMIT_ENABLED: 'false',
+    SEED_USERS: '5',
+    SEED_VIDEOS: '120',
+    LOG_LEVEL: 'warn',
+  }
+  for (const name of ['REDIS_URL', 'JWT_SECRET', 'CONFIG_FILE']) delete env[name]
+  const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  for (const stream of [child.stdout, child.stderr])
+    stream?.on('data', (d: Buffer) => {
+      out = (out + d.toString()).slice(-20_000)
+    })
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  return { port, child, exited, output: () => out }
+}
+
+async function waitReady(instance: Instance): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (instance.child.exitCode !== null) break
+    const ok = await fetch(`http://127.0.0.1:${instance.port}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    )
+    if (ok) return
+    await sleep(100)
+  }
+  throw new Error(`instance on ${instance.port} not ready: ${instance.output()}`)
+}
+
+/** Polls `check` every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
+async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await sleep(50)
+  }
+}
+
+interface Answer {
+  status: number // 0 = no HTTP answer (connection error, client timeout)
+  body: Record<string, unknown> | undefined
+}
+
+async function call(
+  port: number,
+  method: string,
+  path: string,
+  token?: string,
+  payload?: unknown,
+): Promise<Answer> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: payload === undefined ? undefined : JSON.stringify(payload),
+      signal: AbortSignal.timeout(15_000),
+    })
+    const text = await res.text()
+    return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined }
+  } catch {
+    return { status: 0, body: undefined }
+  }
+}
+
+type Kind = 'like' | 'favorite'
+interface Attempt {
+  state: boolean
+  acked: boolean
+}
+interface WriteSample {
+  atMs: number
+  onVictim: boolean
+  acked: boolean
+  status: number
+  code: unknown
+}
+interface ReadSample {
+  atMs: number
+  ms: number
+  status: number
+  path: string
+}
+
+describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load', () => {
+  it('keeps answering reads, writes again after the failover, and PostgreSQL holds every acknowledged write', async () => {
+    const cluster = pc!
+    const db = pool!
+    const ports = await Promise.all([freePort(), freePort()])
+    for (const port of ports) instances.push(startInstance(port, cluster.seeds))
+    await Promise.all(instances.map(waitReady))
+
+    // videos: VIDEOS_PER_MASTER per master, by the slot of their partition's hash tag
+    const keys = new InteractionKeys(PREFIX, PARTITIONS)
+    const { rows: published } = await db.query<{ id: string }>(
+      `SELECT id::text FROM "${schema}".videos
+        WHERE status = 'published' AND visibility = 'public' AND deleted_at IS NULL ORDER BY id`,
+    )
+    const byMaster = new Map<number, string[]>()
+    for (const { id } of published) {
+      const slot = Number(await redis!.call('CLUSTER', 'KEYSLOT', keys.likes(id)))
+      const master = await cluster.masterOf(slot)
+      const list = byMaster.get(master) ?? []
+      if (list.length < VIDEOS_PER_MASTER) list.push(id)
+      byMaster.set(master, list)
+    }
+    expect([...byMaster.values()].map((l) => l.length)).toEqual(Array(3).fill(VIDEOS_PER_MASTER))
+    const victim = [...byMaster.keys()][0]!
+    const victimVideos = new Set(byMaster.get(victim))
+    const videos = [...byMaster.values()].flat()
+
+    const users: { id: string; token: string }[] = []
+    for (let u = 0; u < USERS; u++) {
+      const reg = await call(ports[u % 2]!, 'POST', '/auth/register', undefined, {
+        username: `failover_${u}_${process.pid}`,
+        password: 'failover-password',
+      })
+      expect(reg.status).toBe(201)
+      users.push({ id: String(reg.body!.userId), token: String(reg.body!.token) })
+    }
+
+    // ---- the load
+    const t0 = Date.now()
+    const toggles = new Map<string, Attempt[]>() // `${kind}|${user}|${video}` → attempts in order
+    const plays = new Map<string, { acked: number; attempts: number }>() // `${user}|${video}`
+    const writes: WriteSample[] = []
+    const reads: ReadSample[] = []
+    let running = true
+    let requestNo = 0
+    const nextPort = () => ports[requestNo++ % 2]!
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!
+
+    const writer = async (user: { id: string; token: string }) => {
+      while (running) {
+        const video = pick(videos)
+        const action = Math.floor(Math.random() * 5)
+        const atMs = Date.now() - t0
+        let answer: Answer
+        if (action < 4) {
+          const kind: Kind = action < 2 ? 'like' : 'favorite'
+          const state = action % 2 === 0
+          answer = await call(nextPort(), state ? 'PUT' : 'DELETE', `/videos/${video}/${kind}`, user.token)
+          const key = `${kind}|${user.id}|${video}`
+          const list = toggles.get(key) ?? []
+          list.push({ state, acked: answer.status === 200 })
+          toggles.set(key, list)
+        } else {
+          answer = await call(nextPort(), 'POST', `/videos/${video}/play`, user.token)
+          const key = `${user.id}|${video}`
+          const p = plays.get(key) ?? { acked: 0, attempts: 0 }
+          p.attempts++
+          if (answer.status === 200) p.acked++
+          plays.set(key, p)
+        }
+        writes.push({
+          atMs,
+          onVictim: victimVideos.has(video),
+          acked: answer.status === 200,
+          status: answer.status,
+          code: answer.body?.code,
+        })
+        await sleep(5)
+      }
+    }
+    const reader = async (offset: number) => {
+      for (let n = offset; running; n++) {
+        const video = videos[n % videos.length]!
+        const path = [`/videos/${video}`, `/videos/${video}/stats`, '/feed/recommend'][n % 3]!
+        const start = Date.now()
+        const answer = await call(nextPort(), 'GET', path)
+        reads.push({ atMs: start - t0, ms: Date.now() - start, status: answer.status, path })
+        await sleep(5)
+      }
+    }
+    const loops = Promise.all([...users.map(writer), reader(0), reader(1)])
+    const ackedOn = (victimSide: boolean, afterMs: number) =>
+      writes.filter((w) => w.acked && w.onVictim === victimSide && w.atMs > afterMs).length
+
+    try {
+      await until('writes acknowledged before the kill', 30_000, () => ackedOn(true, 0) >= 15)
+      const killedAt = Date.now() - t0
+      await cluster.kill(victim)
+      await cluster.waitForOk(30_000)
+      const okAt = Date.now() - t0
+      const promoted = await cluster.masterOf(
+        Number(await redis!.call('CLUSTER', 'KEYSLOT', keys.likes([...victimVideos][0]!))),
+      )
+      expect(promoted).not.toBe(victim)
+
+      // the killed node comes back empty and becomes the new master's replica
+      await cluster.restart(victim)
+      await until('the restarted node to sync as a replica', 30_000, async () => {
+        const admin = new Redis(victim, '127.0.0.1', { maxRetriesPerRequest: 0, lazyConnect: true })
+        admin.on('error', () => {})
+        const info = await admin.info('replication').catch(() => '')
+        admin.disconnect()
+        return info.includes('role:slave') && info.includes('master_link_status:up')
+      })
+      const replicaAt = Date.now() - t0
+      await until(
+        'writes acknowledged on the failed-over shard',
+        30_000,
+        () => ackedOn(true, replicaAt) >= 15,
+      )
+      await until('more reads after the failover', 30_000, () => reads.some((r) => r.atMs > replicaAt + 500))
+      running = false
+      await loops
+
+      // ---- the flush drains every partition stream
+      await until('the flush to drain', 60_000, async () => {
+        for (const p of keys.allPartitions()) {
+          const stream = keys.stream(p)
+          if ((await redis!.exists(stream)) === 0) continue
+          const info = (await redis!.xinfo('STREAM', stream)) as unknown[]
+          const last = String(info[info.indexOf('last-generated-id') + 1])
+          const groups = (await redis!.xinfo('GROUPS', stream)) as unknown[][]
+          const group = groups.find((g) => g[g.indexOf('name') + 1] === 'flush')
+          if (!group) return false
+          if (Number(group[group.indexOf('pending') + 1]) !== 0) return false
+          if (String(group[group.indexOf('last-delivered-id') + 1]) !== last) return false
+        }
+        return true
+      })
+
+      // ---- PostgreSQL holds the last acknowledged state of every (kind, user, video)
+      const rows = async (table: string) =>
+        new Set(
+          (
+            await db.query<{ k: string }>(
+              `SELECT user_id::text || '|' || video_id::text AS k FROM "${schema}".${table}`,
+            )
+          ).rows.map((r) => r.k),
+        )
+      const inDb = { like: await rows('video_likes'), favorite: await rows('video_favorites') }
+      const wrong: string[] = []
+      let exact = 0
+      let ambiguous = 0
+      for (const [key, attempts] of toggles) {
+        const [kind, user, video] = key.split('|') as [Kind, string, string]
+        const lastAcked = attempts.map((a) => a.acked).lastIndexOf(true)
+        // attempts after the last acknowledged one failed: each may or may not have landed
+        const allowed = new Set([lastAcked >= 0 ? attempts[lastAcked]!.state : false])
+        for (const a of attempts.slice(lastAcked + 1)) allowed.add(a.state)
+        if (allowed.size === 1) exact++
+        else ambiguous++
+        const actual = inDb[kind].has(`${user}|${video}`)
+        if (!allowed.has(actual)) wrong.push(`${key}: db ${actual}, attempts ${JSON.stringify(attempts)}`)
+      }
+      expect(wrong).toEqual([])
+      expect(exact).toBeGreaterThan(ambiguous)
+
+      // ---- every acknowledged play counted exactly once (one viewer, one video: the dedupe window)
+      const { rows: playRows } = await db.query<{ k: string; n: number }>(
+        `SELECT substr(viewer, 2) || '|' || video_id::text AS k, count(*)::int AS n
+           FROM "${schema}".video_plays GROUP BY viewer, video_id`,
+      )
+      const playsInDb = new Map(playRows.map((r) => [r.k, r.n]))
+      const badPlays: string[] = []
+      for (const [key, p] of plays) {
+        const n = playsInDb.get(key) ?? 0
+        if (n > 1 || (p.acked > 0 && n !== 1)) badPlays.push(`${key}: ${n} rows, ${JSON.stringify(p)}`)
+      }
+      expect(badPlays).toEqual([])
+      expect([...plays.values()].filter((p) => p.acked > 0).length).toBeGreaterThan(0)
+
+      // the count columns agree with the detail rows
+      const { rows: counts } = await db.query<{ id: string; bad: boolean }>(
+        `SELECT v.id::text,
+                v.like_count <> (SELECT count(*) FROM "${schema}".video_likes l WHERE l.video_id = v.id)
+             OR v.favorite_count <> (SELECT count(*) FROM "${schema}".video_favorites f WHERE f.video_id = v.id)
+             OR v.play_count <> (SELECT count(*) FROM "${schema}".video_plays p WHERE p.video_id = v.id) AS bad
+           FROM "${schema}".videos v WHERE v.id = ANY($1::bigint[])`,
+        [videos],
+      )
+      expect(counts.filter((c) => c.bad)).toEqual([])
+
+      // ---- reads kept answering: they degrade to PostgreSQL, they do not fail
+      const failedReads = reads.filter((r) => r.status !== 200)
+      const outage = reads.filter((r) => r.atMs >= killedAt && r.atMs <= replicaAt)
+      expect(outage.length).toBeGreaterThan(0)
+      expect(failedReads.length).toBeLessThanOrEqual(3)
+
+      // ---- writes: refused while the shard had no master or no replica (503, never 500), then accepted
+      const refused = writes.filter((w) => !w.acked)
+      expect(refused.every((w) => w.status === 503 && w.code === 'UNAVAILABLE')).toBe(true)
+      expect(ackedOn(true, replicaAt)).toBeGreaterThanOrEqual(15)
+      expect(ackedOn(false, replicaAt)).toBeGreaterThan(0)
+
+      // ---- no process crashed; both stop cleanly
+      for (const i of instances) expect(i.child.exitCode, i.output()).toBeNull()
+      for (const i of instances) i.child.kill('SIGTERM')
+      for (const i of instances) expect(await i.exited, i.output()).toEqual({ code: 0, signal: null })
+
+      const slowestRead = Math.max(...reads.map((r) => r.ms))
+      console.info(
+        `failover: cluster ok ${okAt - killedAt} ms after the kill, replica back ${replicaAt - okAt} ms later; ` +
+          `${writes.length} writes (${writes.filter((w) => w.acked).length} acknowledged, ${refused.length} refused with 503), ` +
+          `${exact} exact and ${ambiguous} ambiguous (kind, user, video); ` +
+          `${reads.length} reads (${outage.length} during the outage, ${failedReads.length} failed, slowest ${slowestRead} ms)`,
+      )
+    } finally {
+      running = false
+      await loops
+    }
+  }, 110_000)
+})
