@@ -4,7 +4,7 @@ import { type InteractionOptions, Interactions, KeySpace, type RedisClient } fro
 import type { Kysely } from 'kysely'
 import { readInstallationId } from './auth/installation.js'
 import { createTokenService } from './auth/tokens.js'
-import { installVideoCache } from './cache/install.js'
+import { installVideoCache, type VideoCache } from './cache/install.js'
 import type { VideoCacheSettings } from './cache/settings.js'
 import { type CountersSettings, registerCounters } from './counters/register.js'
 import { QueryCounter } from './db/query_counter.js'
@@ -17,6 +17,7 @@ import { registerProblemHandler } from './http/problem_handler.js'
 import { Problem, Video } from './http/schemas.js'
 import { type FlushSettings, startInteractionFlush } from './interactions/flush.js'
 import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
+import { adminBloomRoutes } from './routes/admin_bloom.js'
 import { authRoutes } from './routes/auth.js'
 import { feedRoutes } from './routes/feed.js'
 import { healthRoutes } from './routes/health.js'
@@ -134,13 +135,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   const registry = registerMetrics(app)
   queries.register(registry)
+  let cache: VideoCache | undefined
   if (options.cache) {
-    const cache = installVideoCache(
+    cache = installVideoCache(
       { ...deps, prefix: deps.keys.prefix, registry, log: app.log, reader: deps.videos, writer: videoWriter },
       options.cache === true ? {} : options.cache,
     )
     deps.videos = cache.reader
-    app.addHook('onClose', async () => cache.close())
+    const installed = cache
+    app.addHook('onClose', async () => installed.close())
   }
   if (options.interactionFlush) {
     const settings = options.interactionFlush === true ? {} : options.interactionFlush
@@ -159,13 +162,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   videoRoutes(app, deps)
   userRoutes(app, deps)
   feedRoutes(app, deps)
-  registerCounters(
+  const counters = registerCounters(
     app,
     deps,
     { partitions: options.interactions?.partitions, topK: options.interactions?.topK, ...options.counters },
     registry,
   )
   interactionRoutes(app, deps)
+  adminBloomRoutes(app, { cache, redis: options.redis, adminUserIds: counters.adminUserIds })
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
   await app.ready()
   return app

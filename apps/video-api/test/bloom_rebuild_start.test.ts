@@ -13,6 +13,7 @@ import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
 import { SqlVideoReader } from '../src/videos/reader.js'
 import { VideoWriter } from '../src/videos/writer.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { heldSource } from './support/held_source.js'
 import { freePort } from './support/ports.js'
 
 // A private redis-server: these tests make Redis slow or absent.
@@ -153,24 +154,12 @@ describe('Bloom rebuild at start', () => {
   it('another instance holding the rebuild lock: waits, and ends when that instance publishes', async () => {
     const redis = await readyClient()
     const other = new BloomFilter({ redis, prefix: 'elsewhere', name: 'videos', bits: 10_000, hashes: 3 })
-    let finish: () => void = () => {}
-    const gate = new Promise<void>((resolve) => {
-      finish = resolve
-    })
-    let started: () => void = () => {}
-    const running = new Promise<void>((resolve) => {
-      started = resolve
-    })
-    async function* slowSource() {
-      started()
-      await gate
-      yield ['1', '2', '3']
-    }
-    const otherRebuild = other.rebuild(slowSource())
-    await running
+    const held = heldSource(['1', '2', '3'])
+    const otherRebuild = other.rebuild(held.source)
+    await held.reading
     const { cache, lines } = install(redis, 'elsewhere')
     await logged(lines, (l) => l.msg === 'bloom filter rebuild running elsewhere; waiting')
-    finish()
+    held.release()
     const result = await otherRebuild
     await cache.rebuilt
     // Usually the loop sees the published generation; if the other instance published and released

@@ -48,9 +48,10 @@ const ReconcileResult = Type.Object({
   columnDrift: Type.Array(Type.Object({ videoId: Type.String(), columns: Triple, db: Triple })),
 })
 
-function requireAdmin(request: FastifyRequest, counters: CountersService): string {
+/** The admin's user id. @throws {ApiError} `UNAUTHORIZED` when anonymous, `FORBIDDEN` when not in `ADMIN_USER_IDS`. */
+export function requireAdmin(request: FastifyRequest, admins: { adminUserIds: ReadonlySet<string> }): string {
   const userId = requireUser(request)
-  if (!counters.adminUserIds.has(userId)) throw forbidden('admin only (ADMIN_USER_IDS)')
+  if (!admins.adminUserIds.has(userId)) throw forbidden('admin only (ADMIN_USER_IDS)')
   return userId
 }
 

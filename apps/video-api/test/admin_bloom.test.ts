@@ -1,0 +1,239 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import { BloomFilter } from 'floodgate'
+import { type Cluster, Redis } from 'ioredis'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AppOptions, buildApp } from '../src/app.js'
+import type { BloomRebuildReport } from '../src/cache/install.js'
+import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
+import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
+import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { heldSource } from './support/held_source.js'
+import { freePort } from './support/ports.js'
+import { deleteByPrefix, testRedisClient } from './support/redis.js'
+
+// POST /admin/rebuild/bloom on real PostgreSQL and Redis. The filter is not built at start here:
+// only the admin route builds it, so what the gate answers afterwards is the route's doing.
+const BLOOM = { bloomBits: 100_000, bloomHashes: 7 }
+const CACHE = { ...BLOOM, rebuildBloomAtStart: false, redisTimeoutMs: 1000 }
+type User = Awaited<ReturnType<typeof registerUser>>
+
+function appOn(database: TestDatabase, redis: Redis | Cluster, prefix: string, options: Partial<AppOptions>) {
+  return buildApp({ db: database.db, redis, redisPrefix: prefix, jwtSecret: TEST_JWT_SECRET, ...options })
+}
+
+/** An app with the admin in ADMIN_USER_IDS: users are registered on a first app (ids come from the DB). */
+async function withAdmin(build: (adminUserIds: string[]) => Promise<FastifyInstance>) {
+  const tag = randomBytes(3).toString('hex')
+  const first = await build([])
+  const admin = await registerUser(first, `bloom_admin_${tag}`)
+  const user = await registerUser(first, `bloom_user_${tag}`)
+  await first.close()
+  return { app: await build([admin.userId]), admin, user }
+}
+
+const rebuild = (app: FastifyInstance, headers: Record<string, string> = {}) =>
+  app.inject({ method: 'POST', url: '/admin/rebuild/bloom', headers })
+
+async function dbQueries(app: FastifyInstance): Promise<number> {
+  const match = /^db_queries_total (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)
+  if (!match) throw new Error('db_queries_total missing from /metrics')
+  return Number(match[1])
+}
+
+describe('POST /admin/rebuild/bloom (shared Redis)', () => {
+  const prefix = `vatest:adminbloom:${process.pid}:${randomBytes(3).toString('hex')}`
+  const redis = testRedisClient()
+  let database: TestDatabase
+  let app: FastifyInstance
+  let admin: User
+  let user: User
+  const videos: string[] = []
+
+  beforeAll(async () => {
+    database = await createTestDatabase('admin_bloom')
+    ;({ app, admin, user } = await withAdmin((adminUserIds) =>
+      appOn(database, redis, prefix, { cache: CACHE, counters: { adminUserIds } }),
+    ))
+    for (let i = 0; i < 3; i++) videos.push((await createVideo(app, user.auth)).id)
+    const gone = await createVideo(app, user.auth)
+    expect(
+      (await app.inject({ method: 'DELETE', url: `/videos/${gone.id}`, headers: user.auth })).statusCode,
+    ).toBe(204)
+  }, 60_000)
+
+  afterAll(async () => {
+    await app?.close()
+    await database?.close()
+    await deleteByPrefix(redis, prefix)
+    redis.disconnect()
+  })
+
+  it('401 without a token, 403 for a user not in ADMIN_USER_IDS; the filter stays unbuilt', async () => {
+    const anonymous = await rebuild(app)
+    expect(anonymous.statusCode).toBe(401)
+    expect(anonymous.json()).toMatchObject({ code: 'UNAUTHORIZED' })
+    const notAdmin = await rebuild(app, user.auth)
+    expect(notAdmin.statusCode).toBe(403)
+    expect(notAdmin.json()).toMatchObject({ code: 'FORBIDDEN' })
+    const bloom = new BloomFilter({
+      redis,
+      prefix,
+      name: 'videos',
+      bits: BLOOM.bloomBits,
+      hashes: BLOOM.bloomHashes,
+    })
+    expect(await bloom.isReady()).toBe(false)
+  })
+
+  it('builds the filter from PostgreSQL: then a missing id is a 404 without a DB query, live ids are found', async () => {
+    // not built yet: the gate answers "maybe", so a missing id reaches the database
+    const before = await dbQueries(app)
+    expect((await app.inject({ method: 'GET', url: '/videos/800000001' })).statusCode).toBe(404)
+    expect(await dbQueries(app)).toBeGreaterThan(before)
+
+    const res = await rebuild(app, admin.auth)
+    expect(res.statusCode, res.body).toBe(200)
+    const body = res.json<BloomRebuildReport>()
+    // the three live videos; the deleted one is not a live id
+    expect(body).toMatchObject({ items: 3, bits: BLOOM.bloomBits, hashes: BLOOM.bloomHashes, shards: 1 })
+    expect(body.generation).toBeGreaterThanOrEqual(1)
+    expect(body.durationMs).toBeGreaterThanOrEqual(0)
+
+    const quiet = await dbQueries(app)
+    for (let i = 0; i < 20; i++)
+      expect((await app.inject({ method: 'GET', url: `/videos/${800_000_100 + i}` })).statusCode).toBe(404)
+    expect(await dbQueries(app)).toBe(quiet)
+    for (const id of videos)
+      expect((await app.inject({ method: 'GET', url: `/videos/${id}` })).statusCode).toBe(200)
+  })
+
+  it('409 while another instance holds the rebuild lock; 200 with a newer generation once it is done', async () => {
+    // "another instance": its own filter object on the same keys, rebuilding from a source we hold open
+    const other = new BloomFilter({
+      redis,
+      prefix,
+      name: 'videos',
+      bits: BLOOM.bloomBits,
+      hashes: BLOOM.bloomHashes,
+    })
+    const held = heldSource(videos)
+    const otherRebuild = other.rebuild(held.source)
+    await held.reading
+    const locked = await rebuild(app, admin.auth)
+    expect(locked.statusCode).toBe(409)
+    expect(locked.json()).toMatchObject({ code: 'CONFLICT' })
+    held.release()
+    const theirs = await otherRebuild
+    const ours = await rebuild(app, admin.auth)
+    expect(ours.statusCode, ours.body).toBe(200)
+    expect(ours.json<BloomRebuildReport>().generation).toBeGreaterThan(theirs.generation)
+  })
+
+  it('two rebuilds at once never run together: each answer is 200 or 409, and two 200s ran one after the other', async () => {
+    const answers = await Promise.all([rebuild(app, admin.auth), rebuild(app, admin.auth)])
+    const ok = answers.filter((r) => r.statusCode === 200).map((r) => r.json<BloomRebuildReport>())
+    expect(answers.every((r) => r.statusCode === 200 || r.statusCode === 409)).toBe(true)
+    expect(ok.length).toBeGreaterThanOrEqual(1)
+    if (ok.length === 2) expect(ok[0]!.generation).not.toBe(ok[1]!.generation)
+    for (const r of ok) expect(r.items).toBe(3)
+  })
+
+  it('503 (not 500) when PostgreSQL fails mid-rebuild; the served generation keeps answering', async () => {
+    await sql`alter table videos rename to videos_away`.execute(database.db)
+    try {
+      const res = await rebuild(app, admin.auth)
+      expect(res.statusCode, res.body).toBe(503)
+      expect(res.json().detail).toMatch(/PostgreSQL/)
+    } finally {
+      await sql`alter table videos_away rename to videos`.execute(database.db)
+    }
+    const quiet = await dbQueries(app)
+    expect((await app.inject({ method: 'GET', url: '/videos/800000200' })).statusCode).toBe(404)
+    expect(await dbQueries(app)).toBe(quiet)
+  })
+
+  it('404 on an instance without the read cache', async () => {
+    const uncached = await appOn(database, redis, prefix, { counters: { adminUserIds: [admin.userId] } })
+    try {
+      const res = await rebuild(uncached, admin.auth)
+      expect(res.statusCode).toBe(404)
+      expect(res.json().detail).toMatch(/read cache is off/)
+    } finally {
+      await uncached.close()
+    }
+  })
+
+  it('is in the OpenAPI document with its responses', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
+    const op = doc.paths['/admin/rebuild/bloom'].post
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '403', '409', '503']))
+    expect(Object.keys(op.responses['200'].content['application/json'].schema.properties)).toEqual(
+      expect.arrayContaining(['items', 'durationMs', 'generation', 'bits', 'hashes', 'shards']),
+    )
+  })
+})
+
+describe('POST /admin/rebuild/bloom (private Redis: slow, then down)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'va-admin-bloom-'))
+  let port: number
+  let server: LocalRedis
+  let database: TestDatabase
+  let redis: Redis
+  let app: FastifyInstance
+  let admin: User
+
+  beforeAll(async () => {
+    port = await freePort()
+    server = await startLocalRedis(dir, port)
+    database = await createTestDatabase('admin_bloom_down')
+    redis = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 1 })
+    redis.on('error', () => {})
+    ;({ app, admin } = await withAdmin((adminUserIds) =>
+      appOn(database, redis, 'vab', {
+        cache: { ...CACHE, bloomRebuildTimeoutMs: 200 },
+        counters: { adminUserIds },
+      }),
+    ))
+  }, 60_000)
+
+  afterAll(async () => {
+    await app?.close()
+    redis?.disconnect()
+    await database?.close()
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('503 when Redis does not answer the rebuild in time (connected but busy)', async () => {
+    const blocker = new Redis(`redis://127.0.0.1:${port}`)
+    const ms = 1500
+    const busy = blocker.eval(
+      `local s = redis.call('TIME') repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1e6 + n[2] - s[2] > ${ms * 1000} return 1`,
+      0,
+    )
+    try {
+      await sleep(50)
+      const res = await rebuild(app, admin.auth)
+      expect(res.statusCode, res.body).toBe(503)
+      expect(res.json()).toMatchObject({ code: 'UNAVAILABLE' })
+    } finally {
+      await busy
+      blocker.disconnect()
+    }
+  })
+
+  it('503 at once when Redis is down', async () => {
+    await server.stop()
+    const deadline = Date.now() + 5000
+    while (redis.status === 'ready' && Date.now() < deadline) await sleep(10)
+    const res = await rebuild(app, admin.auth)
+    expect(res.statusCode, res.body).toBe(503)
+    expect(res.json()).toMatchObject({ code: 'UNAVAILABLE', detail: 'Redis is unavailable' })
+  })
+})
