@@ -78,7 +78,8 @@ export class VideoIdsReadError extends FloodgateError {
  * writer's `onVideoChanged` hook after each committed write; a created video
  * is added to the Bloom filter before the create returns. The filter is
  * rebuilt from the database in the background at start (queries answer
- * "maybe" until it is ready).
+ * "maybe" until it is ready), retried with capped, jittered backoff until a
+ * rebuild succeeds or the cache closes; `rebuildBloom()` rebuilds it on demand.
  */
 export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSettings = {}): VideoCache {
   const s = { ...defaultVideoCacheSettings, ...settings }
