@@ -76,7 +76,8 @@ export class ModeDeployment {
       await waitFor(
         `${this.mode} video-api on ${port}`,
         async () => (await fetch(`${base}/healthz`)).ok,
-        60_000,
+        // a dozen instances compiling TypeScript at once on a loaded 2-core box took over 60 s
+        180_000,
       )
       this.bases.push(base)
     }

@@ -27,7 +27,7 @@ import { hotKeyExpiry } from './hot_key_expiry.js'
 import { likeStorm } from './like_storm.js'
 import { MODES, ModeDeployment, type ModeName, pgUrl } from './modes.js'
 import { penetration } from './penetration.js'
-import { killAll, track } from './processes.js'
+import { killAll, reaperDone, startReaper, track } from './processes.js'
 import { writeReport } from './report.js'
 import type { Scenario, ScenarioResult } from './scenario.js'
 
@@ -62,6 +62,7 @@ async function cleanup(): Promise<void> {
     for (const name of [...MODES, 'seed' as const].map(databaseOf))
       await admin.query(`drop database if exists ${name} with (force)`).catch(() => {})
     await admin.end().catch(() => {})
+    reaperDone()
   })()
   return cleaning
 }
@@ -91,6 +92,7 @@ function seed(): Promise<void> {
 }
 
 let failed = false
+startReaper(join(logDir, 'reaper.json'), pgUrl('postgres'), [...MODES, 'seed' as const].map(databaseOf))
 try {
   await admin.connect()
   log(
