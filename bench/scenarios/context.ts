@@ -13,8 +13,14 @@ export interface Params {
   /** Offered read load (req/s, all instances together). */
   readRate: number
   connections: number
-  hotKeyS: number
+  /** Hot key expiry: the hottest videos cached in one burst. */
   hotKeys: number
+  /** Hot key expiry: ranks hotKeys+1 … hotTailWarm cached in a second burst (the long tail), as far as it gets. */
+  hotTailWarm: number
+  /** Hot key expiry: the reads start this long (s) after the hot burst; < TTL. */
+  hotLeadS: number
+  /** Hot key expiry: the reads go on this long (s) after the hot keys' TTL; the tail burst starts this long after the hot one. < hotLeadS. */
+  hotAfterS: number
   penetrationS: number
   avalancheS: number
   avalancheWarm: number
@@ -34,8 +40,10 @@ export const QUICK: Params = {
   ttlMs: 2_000,
   readRate: 300,
   connections: 16,
-  hotKeyS: 5,
   hotKeys: 300,
+  hotTailWarm: 5_000,
+  hotLeadS: 1.4,
+  hotAfterS: 0.6,
   penetrationS: 3,
   avalancheS: 7,
   avalancheWarm: 500,
@@ -52,15 +60,17 @@ export const FULL: Params = {
   videos: 100_000,
   users: 2_000,
   instances: 4,
-  ttlMs: 12_000,
+  ttlMs: 20_000,
   readRate: 600,
   connections: 32,
-  hotKeyS: 30,
   hotKeys: 2_000,
+  hotTailWarm: 100_000,
+  hotLeadS: 14,
+  hotAfterS: 6,
   penetrationS: 15,
-  avalancheS: 40,
+  avalancheS: 46,
   avalancheWarm: 5_000,
-  redisDownAtS: 18,
+  redisDownAtS: 26,
   redisDownS: 10,
   likeStormS: 60,
   likeRate: 500,

@@ -78,17 +78,24 @@ export async function load(options: LoadOptions): Promise<void> {
   )
 }
 
-/** `count` GETs of `paths` with `concurrency` in flight, round-robin over `bases` (warming a cache "at once"). */
+/**
+ * GETs of `paths` with `concurrency` in flight, round-robin over `bases` (warming a cache "at once").
+ * With `deadline` (a `performance.now()` time, ms) no request starts after it.
+ * Resolves with the requests that failed and those sent.
+ */
 export async function burst(
   bases: readonly string[],
   paths: readonly string[],
   concurrency: number,
-): Promise<number> {
+  deadline = Infinity,
+): Promise<{ failed: number; sent: number }> {
   let next = 0
   let failed = 0
+  let sent = 0
   await Promise.all(
     Array.from({ length: concurrency }, async (_, w) => {
-      for (let i = next++; i < paths.length; i = next++) {
+      for (let i = next++; i < paths.length && performance.now() < deadline; i = next++) {
+        sent++
         const res = await fetch(`${bases[(i + w) % bases.length]}${paths[i]}`, {
           headers: { 'x-forwarded-for': benchIp() },
         }).catch(() => undefined)
@@ -97,5 +104,5 @@ export async function burst(
       }
     }),
   )
-  return failed
+  return { failed, sent }
 }

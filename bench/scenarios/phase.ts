@@ -1,7 +1,7 @@
 import { zipfSampler } from '../support/zipf.js'
 import { type Context, randomIp } from './context.js'
 import { burst, type LoadOptions, load } from './load.js'
-import { scrape } from './metrics.js'
+import { bucketDelta, scrape } from './metrics.js'
 import type { ModeDeployment } from './modes.js'
 import { sleep } from './processes.js'
 import { Recorder } from './recorder.js'
@@ -18,9 +18,13 @@ export interface PhaseResult {
   dbPerSecond: number[]
   /** DB queries during the phase (sum of the instances' `db_queries_total`). */
   dbTotal: number
-  /** Per second: `flushLagS` (oldest unflushed interaction event, s). */
+  /** Per second: `flushLagS` (oldest unflushed interaction event, s), `eventLoopMaxS` (longest event-loop delay of any instance, s). */
   samples: Array<Record<string, number>>
   durationS: number
+  /** CPU (s, user + system) the mode's instances used during the phase. */
+  serviceCpuS: number
+  /** Server-side latency of `GET /videos/:id` during the phase (video-api's own histogram). */
+  serverVideoReads: ReturnType<typeof bucketDelta>
 }
 
 /**
@@ -37,19 +41,25 @@ export async function runPhase(
 ): Promise<PhaseResult> {
   const t0 = performance.now()
   const recorders: Record<string, Recorder> = {}
-  const start = (await scrape(d.bases)).dbQueries
+  const first = await scrape(d.bases)
+  const start = first.dbQueries
   const dbPerSecond: number[] = []
   const samples: Array<Record<string, number>> = []
   let last = start
   let sampling = true
+  let stopSampling = () => {}
+  const stopped = new Promise<void>((resolve) => {
+    stopSampling = resolve
+  })
   const sampler = (async () => {
     for (let s = 1; sampling; s++) {
-      await sleep(Math.max(0, t0 + s * 1000 - performance.now()))
+      // the last partial second is not sampled: stop waiting for it as soon as the load is over
+      await Promise.race([sleep(Math.max(0, t0 + s * 1000 - performance.now())), stopped])
       if (!sampling) break
       const now = await scrape(d.bases)
       // An instance that missed a scrape (e.g. busy) would read as a drop: never count below zero.
       dbPerSecond.push(Math.max(0, now.dbQueries - last))
-      samples.push({ flushLagS: now.flushLagS })
+      samples.push({ flushLagS: now.flushLagS, eventLoopMaxS: now.eventLoopMaxS })
       last = Math.max(last, now.dbQueries)
     }
   })()
@@ -63,27 +73,78 @@ export async function runPhase(
     options.during?.(),
   ])
   sampling = false
+  stopSampling()
   await sampler
-  const dbTotal = (await scrape(d.bases)).dbQueries - start
-  return { recorders, dbPerSecond, dbTotal, samples, durationS: options.durationS }
+  const end = await scrape(d.bases)
+  return {
+    recorders,
+    dbPerSecond,
+    dbTotal: end.dbQueries - start,
+    samples,
+    durationS: options.durationS,
+    serviceCpuS: end.cpuS - first.cpuS,
+    serverVideoReads: bucketDelta(first.videoReadBuckets, end.videoReadBuckets),
+  }
+}
+
+/** When the warm-up ran, in seconds relative to the start of the reads (negative: before). */
+export interface WarmTiming {
+  /** The first warm burst (`warmPaths`) started and ended. */
+  warmStartS: number
+  warmEndS: number
+  /** The tail burst started and ended (= warmEndS without one). */
+  tailStartS: number
+  tailEndS: number
+  /** Tail paths requested (the tail burst stops at its deadline). */
+  tailSent: number
 }
 
 /**
- * Shared expiry set-up: the mode's cache is emptied, `warmPaths` are requested in one burst (so
- * their entries share one write time), then one traffic class `read` of anonymous GETs
- * (random addresses) of videos drawn Zipf(s=1) over `ctx.idsByRank` runs at `params.readRate`
- * for `durationS` (s); `during()` runs alongside (outages).
+ * Shared expiry set-up: the mode's cache is emptied and `warmPaths` are requested in one burst
+ * (so their entries share one write time). With `tail`, its paths are requested in a second burst
+ * from `startS` to at most `endS` after the first burst started, in their order (the burst stops
+ * at `endS`, so a slow machine warms fewer). The reads start `leadS` after the first burst
+ * started (or when the bursts are done, if later): one traffic class `read` of anonymous GETs
+ * (random addresses) of videos drawn Zipf(s=1) over `ctx.idsByRank` at `params.readRate` for
+ * `durationS` (s); `during()` runs alongside (outages). With `warm: false` nothing is warmed or
+ * awaited (no cache to warm): the reads start at once.
  */
 export async function warmThenZipfReads(
   ctx: Context,
   d: ModeDeployment,
-  options: { warmPaths: readonly string[]; durationS: number; during?: () => Promise<void> },
-): Promise<PhaseResult> {
+  options: {
+    warmPaths: readonly string[]
+    tail?: { paths: readonly string[]; startS: number; endS: number }
+    leadS?: number
+    warm?: boolean
+    durationS: number
+    during?: () => Promise<void>
+  },
+): Promise<PhaseResult & { warm: WarmTiming }> {
   const rank = zipfSampler(ctx.idsByRank.length)
   await d.clearCache()
-  const warmFailed = await burst(d.bases, options.warmPaths, 32)
-  if (warmFailed > 0) ctx.log(`  warning: ${warmFailed} warm-up requests failed`)
-  return runPhase(d, {
+  const warmStart = performance.now()
+  let warmEnd = warmStart
+  let tailStart = warmStart
+  let tailEnd = warmStart
+  let tailSent = 0
+  if (options.warm !== false) {
+    let { failed } = await burst(d.bases, options.warmPaths, 32)
+    warmEnd = tailStart = tailEnd = performance.now()
+    const tail = options.tail
+    if (tail) {
+      await sleep(warmStart + tail.startS * 1000 - performance.now())
+      tailStart = performance.now()
+      const t = await burst(d.bases, tail.paths, 32, warmStart + tail.endS * 1000)
+      tailEnd = performance.now()
+      failed += t.failed
+      tailSent = t.sent
+    }
+    if (failed > 0) ctx.log(`  warning: ${failed} warm-up requests failed`)
+    await sleep(warmStart + (options.leadS ?? 0) * 1000 - performance.now())
+  }
+  const readStart = performance.now()
+  const phase = await runPhase(d, {
     durationS: options.durationS,
     classes: [
       {
@@ -100,4 +161,15 @@ export async function warmThenZipfReads(
     ],
     ...(options.during ? { during: options.during } : {}),
   })
+  const s = (t: number) => Math.round((t - readStart) / 100) / 10
+  return {
+    ...phase,
+    warm: {
+      warmStartS: s(warmStart),
+      warmEndS: s(warmEnd),
+      tailStartS: s(tailStart),
+      tailEndS: s(tailEnd),
+      tailSent,
+    },
+  }
 }

@@ -87,6 +87,9 @@ export function summarize(phase: PhaseResult): unknown {
     durationS: phase.durationS,
     dbTotal: phase.dbTotal,
     dbPerSecond: phase.dbPerSecond,
+    serviceCpuS: phase.serviceCpuS,
+    serviceCpuMsPerRequest: cpuMsPerRequest(phase),
+    serverVideoReads: phase.serverVideoReads,
     samples: phase.samples,
     classes: Object.fromEntries(
       Object.entries(phase.recorders).map(([name, r]) => [
@@ -100,6 +103,12 @@ export function summarize(phase: PhaseResult): unknown {
       ]),
     ),
   }
+}
+
+/** CPU (ms) the mode's instances spent per answered request of the phase (every class together). */
+export function cpuMsPerRequest(phase: PhaseResult): number {
+  const requests = Object.values(phase.recorders).reduce((n, r) => n + r.requests, 0)
+  return Math.round((100 * (1000 * phase.serviceCpuS)) / Math.max(1, requests)) / 100
 }
 
 /** Panel data: DB queries per second of each mode. */
