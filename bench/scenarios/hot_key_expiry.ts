@@ -57,7 +57,8 @@ export const hotKeyExpiry: Scenario = {
       return { from, to: Math.floor(expiryS(m) + AROUND.afterS) }
     }
     const around = (m: ModeName) => {
-      const { from, to } = window(m)
+      // no cache has no TTL: the same seconds as the older design's
+      const { from, to } = window(m === 'none' ? 'legacy' : m)
       const h = newHistogram()
       for (const s of phases[m].recorders.read!.seconds.slice(from, to + 1)) h.add(s.histogram)
       const db = phases[m].dbPerSecond
@@ -133,7 +134,7 @@ export const hotKeyExpiry: Scenario = {
       raw: byMode((m) => ({
         warm: phases[m].warm,
         hotExpiryS: m === 'none' ? null : expiryS(m),
-        around: window(m),
+        around: window(m === 'none' ? 'legacy' : m),
         ...(summarize(phases[m]) as object),
       })),
     }

@@ -115,6 +115,9 @@ export class ModeDeployment {
     const o = this.options
     const log = createWriteStream(`${o.logDir}/video-api-${o.mode}-${port}.log`)
     const args = ['--conditions=floodgate-source', '--import', 'tsx']
+    // BENCH_CPU_PROFILE_DIR=<dir>: each instance writes a V8 CPU profile to <dir>/<mode> when it exits
+    const profileDir = process.env.BENCH_CPU_PROFILE_DIR
+    if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}/${o.mode}`)
     if (o.mode === 'legacy') args.push('--import', `${repo}bench/scenarios/legacy/register.ts`)
     args.push(`${repo}apps/video-api/src/main.ts`)
     const child = track(

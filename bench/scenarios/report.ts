@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { renderChart } from './chart/line_chart.js'
 import { MODE_LABEL, MODES } from './modes.js'
 import type { ScenarioResult } from './scenario.js'
@@ -56,7 +57,44 @@ function invariantLine(results: ScenarioResult[]): string {
     : `Invariants: **${failed.length} FAILED**: ${failed.join('; ')}.`
 }
 
-/** Writes REPORT.md, one SVG chart and one raw JSON per scenario. Returns the REPORT.md path. */
+const repo = fileURLToPath(new URL('../../', import.meta.url))
+
+/**
+ * README's "How it holds up" section for this run (`scenarios/README_SECTION.md`, paths relative to
+ * the repository root): paste it over the section after a full run.
+ */
+export function readmeSection(env: Environment, results: ScenarioResult[], outDir: string): string {
+  const charts = relative(repo, join(outDir, 'scenarios'))
+  const report = relative(repo, join(outDir, 'REPORT.md'))
+  const minutes = env.elapsedS ? Math.round(env.elapsedS / 60) : undefined
+  return [
+    '## How it holds up',
+    '',
+    '`npm run bench` runs five flood scenarios against a real deployment on one machine: 4 video-api',
+    'processes per mode, PostgreSQL and a private redis-server per mode, a 100k-video catalog, load from',
+    'autocannon in the bench process (never the service’s), latency percentiles from hdr-histogram-js',
+    '(corrected for coordinated omission; the measured ones are in the raw JSON) and DB queries from each',
+    'instance’s `db_queries_total`. Each scenario runs in the same run in three modes: **no cache**',
+    '(`CACHE_MODE=none`), the **older design** (cache-aside, Redis `SET NX` lock, waiters polling every 50 ms',
+    'for up to 2 s, null sentinel, fixed TTL; `bench/scenarios/legacy/`, `CACHE_MODE=legacy`) and **floodgate**.',
+    `The whole bench takes${minutes ? ` about ${minutes} minutes` : ' under 15 minutes'}; \`npm run bench -- --quick\` (5k videos, 2`,
+    'instances, a second or two per phase, about a minute on a quiet machine) is CI’s smoke check and exits',
+    'non-zero if an invariant fails (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit);',
+    'if it is killed, a reaper process stops what it started and drops its databases. Full report, charts and',
+    `raw JSON: [${report}](${report}).`,
+    '',
+    `One run on ${env.cpu} (load average ${env.loadAverage} at the start; Node ${env.node}; Redis ${env.redis}; PostgreSQL ${env.postgres}):`,
+    '',
+    summaryTable(results, charts),
+    '',
+    invariantLine(results),
+    '',
+    ...results.map((r) => `![${r.title}](${charts}/${r.id}.svg)`),
+    '',
+  ].join('\n')
+}
+
+/** Writes REPORT.md, README_SECTION.md, one SVG chart and one raw JSON per scenario. Returns the REPORT.md path. */
 export function writeReport(outDir: string, env: Environment, results: ScenarioResult[]): string {
   const chartDir = join(outDir, 'scenarios')
   mkdirSync(chartDir, { recursive: true })
@@ -125,5 +163,6 @@ export function writeReport(outDir: string, env: Environment, results: ScenarioR
   }
   const file = join(outDir, 'REPORT.md')
   writeFileSync(file, lines.join('\n'))
+  writeFileSync(join(chartDir, 'README_SECTION.md'), readmeSection(env, results, outDir))
   return file
 }
