@@ -1,3 +1,4 @@
+import type { Cluster, Redis } from 'ioredis'
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
 import { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
@@ -49,12 +50,30 @@ export class Interactions {
   readonly keys: InteractionKeys
   readonly options: ResolvedInteractionOptions
   private readonly redis: RedisClient
+  /** With `waitForReplicas`: the connection the writes and their WAIT run on. */
+  private readonly waitClient: RedisClient | undefined
 
-  /** @throws {InvalidArgumentError} on invalid options. */
+  /**
+   * With `waitForReplicas`, opens a duplicate of `redis` for the writes (WAIT blocks the
+   * connection it runs on; the caller's other commands must not queue behind it). That
+   * connection closes when `redis` ends, or on {@link close}.
+   * @throws {InvalidArgumentError} on invalid options.
+   */
   constructor(redis: RedisClient, options: InteractionOptions) {
     this.options = resolveInteractionOptions(options)
     this.keys = new InteractionKeys(this.options.prefix, this.options.partitions)
     this.redis = redis
+    if (this.options.waitForReplicas) {
+      const writer = redis.isCluster ? (redis as Cluster).duplicate() : (redis as Redis).duplicate()
+      writer.on('error', () => {}) // every failed call throws its own StoreUnavailableError
+      redis.once('end', () => writer.disconnect())
+      this.waitClient = writer
+    }
+  }
+
+  /** Closes the write connection `waitForReplicas` opened; a no-op without it. Idempotent. */
+  close(): void {
+    this.waitClient?.disconnect()
   }
 
   /**
@@ -147,8 +166,8 @@ export class Interactions {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     const wait = this.options.waitForReplicas
-    if (wait === undefined) return script.run(this.redis, keys, args)
-    const [reply, acknowledged] = await script.runFollowedBy(this.redis, keys, args, {
+    if (wait === undefined || this.waitClient === undefined) return script.run(this.redis, keys, args)
+    const [reply, acknowledged] = await script.runFollowedBy(this.waitClient, keys, args, {
       name: 'wait',
       args: [wait.replicas, wait.timeoutMs],
     })

@@ -29,10 +29,11 @@ export interface InteractionOptions {
    * and connection (one pipeline with the script, so a Cluster client sends it to the slot's
    * master). Fewer confirmations than `replicas` throw {@link ReplicationTimeoutError}. Redis
    * replication is asynchronous: without it a write the master acknowledged and then lost in a
-   * crash (before its replica copied it) is gone. Costs one replica round trip per write, and
-   * WAIT blocks its connection meanwhile (commands queued behind it wait; with a replica down,
-   * each write holds the connection `timeoutMs`), so keep `timeoutMs` below the client's
-   * command timeout or give this class a connection of its own. `replicas: 0` = off.
+   * crash (before its replica copied it) is gone. Costs one replica round trip per write. WAIT
+   * blocks the connection it runs on, so the writes get a connection of their own (a duplicate of
+   * the client, see {@link Interactions.close}); writes to one node queue behind each other's
+   * WAIT (with a replica down, `timeoutMs` each). Keep `timeoutMs` below the client's command
+   * timeout. `replicas: 0` = off.
    * @default undefined (off: acknowledged once the master ran the step)
    */
   waitForReplicas?: WaitForReplicas

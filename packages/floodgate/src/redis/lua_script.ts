@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { Command } from 'ioredis'
+import { Cluster, Command } from 'ioredis'
 import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
 import type { RedisClient } from './types.js'
 
@@ -62,7 +62,10 @@ export class LuaScript {
    * Runs the script and, in the same pipeline, one keyless command right after it (e.g.
    * `WAIT numreplicas timeout`): a Cluster client sends a pipeline to the node serving its keys,
    * so the follower runs on the node the script wrote to, on the same connection. On NOSCRIPT
-   * both are sent once more with EVAL. Resolves with `[script reply, follower reply]`.
+   * both are sent once more with EVAL. On MOVED (a failover moved the slot; the script did not
+   * run) a Cluster client refreshes its slot map and sends them once more: ioredis redirects a
+   * pipeline only when every command failed alike, and the keyless follower does not fail.
+   * Resolves with `[script reply, follower reply]`.
    * @throws {StoreUnavailableError} when either command (or the pipeline) fails, with the original as `cause`.
    * @throws {ScriptContractError} when `keys` does not hold `numberOfKeys` keys.
    */
@@ -75,8 +78,8 @@ export class LuaScript {
     if (keys.length !== this.numberOfKeys) {
       throw new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`)
     }
-    const argv: (string | number | Buffer)[] = [this.sha1, this.numberOfKeys, ...keys, ...args]
     const send = async (name: 'evalsha' | 'eval'): Promise<[unknown, unknown]> => {
+      const argv = [name === 'evalsha' ? this.sha1 : this.source, this.numberOfKeys, ...keys, ...args]
       const pipeline = client.pipeline() as unknown as CommandSender & {
         exec(): Promise<[Error | null, unknown][] | null>
       }
@@ -88,11 +91,16 @@ export class LuaScript {
       if (followerResult[0]) throw followerResult[0]
       return [scriptResult[1], followerResult[1]]
     }
+    const attempt = () =>
+      send('evalsha').catch((error: unknown) => {
+        if (isNoScript(error)) return send('eval')
+        throw error
+      })
     try {
-      return await send('evalsha').catch((error: unknown) => {
-        if (!isNoScript(error)) throw error
-        argv[0] = this.source
-        return send('eval')
+      return await attempt().catch(async (error: unknown) => {
+        if (!(client instanceof Cluster) || !isMoved(error)) throw error
+        await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()))
+        return attempt()
       })
     } catch (error) {
       throw toStoreError(this.name, error)
@@ -130,6 +138,10 @@ function command(name: 'evalsha' | 'eval', argv: (string | number | Buffer)[], c
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT')
+}
+
+function isMoved(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('MOVED ')
 }
 
 function toStoreError(script: string, error: unknown): StoreUnavailableError {

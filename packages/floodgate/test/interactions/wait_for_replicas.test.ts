@@ -1,7 +1,8 @@
 // Durable acknowledgement (issue 7): with `waitForReplicas` every write step is followed by
 // `WAIT n timeout` on the same connection. A private master and a private replica (never the
 // shared Redis): a confirmed write is on the replica when the call returns; with the replica
-// gone the call throws ReplicationTimeoutError (the master has the change; a retry is safe).
+// gone the call throws ReplicationTimeoutError (the master has the change; a retry is safe), and
+// the caller's own connection is not held by the blocked WAIT.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -95,5 +96,24 @@ describe('waitForReplicas', () => {
     await expect(ix.recordPlay('8', viewer)).rejects.toBeInstanceOf(ReplicationTimeoutError)
     await expect(ix.recordPlay('8', viewer)).rejects.toBeInstanceOf(ReplicationTimeoutError)
     expect(await masterClient.get(ix.keys.plays('8'))).toBe('1')
+    ix.close()
+  })
+
+  it("a write blocked in WAIT holds only its own connection: the caller's client keeps answering", async () => {
+    // the replica is dead (previous test): WAIT 1 blocks for the whole timeout
+    const ix = new Interactions(masterClient, {
+      prefix: 'w3',
+      waitForReplicas: { replicas: 1, timeoutMs: 1500 },
+    })
+    const started = Date.now()
+    const blocked = ix.setLiked('9', '1', true).catch((e: unknown) => e)
+    await sleep(100) // let the write reach WAIT
+    await masterClient.ping()
+    const pingMs = Date.now() - started
+    expect(await blocked).toBeInstanceOf(ReplicationTimeoutError)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400)
+    expect(pingMs).toBeLessThan(1000) // on the caller's connection it would have waited for WAIT
+    ix.close()
+    await expect(ix.setLiked('9', '2', true)).rejects.toThrow() // closed: no connection left
   })
 })
