@@ -33,6 +33,14 @@ describe('cache configuration', () => {
       /CACHE_TTL_MAX_MS/,
     )
     expect(() => loadConfig({ env: { BLOOM_HASHES: '0' } })).toThrow(ConfigError)
+    // a cap below the first wait: refused at start, not silently used as every wait
+    expect(() =>
+      loadConfig({ env: { BLOOM_REBUILD_RETRY_BASE_MS: '5000', BLOOM_REBUILD_RETRY_MAX_MS: '100' } }),
+    ).toThrow(/^BLOOM_REBUILD_RETRY_MAX_MS: must be at least BLOOM_REBUILD_RETRY_BASE_MS \(5000\)/)
+    expect(
+      loadConfig({ env: { BLOOM_REBUILD_RETRY_BASE_MS: '5000', BLOOM_REBUILD_RETRY_MAX_MS: '5000' } })
+        .bloomRebuildRetryMaxMs,
+    ).toBe(5000)
     expect(() => loadConfig({ env: { CACHE_NEGATIVE_TTL_MS: 'soon' } })).toThrow(/CACHE_NEGATIVE_TTL_MS/)
   })
 

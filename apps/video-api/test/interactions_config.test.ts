@@ -31,9 +31,35 @@ describe('interaction config', () => {
   })
 
   it('INTERACTION_WAIT_REPLICAS > 0 turns on durable acknowledgement (WAIT), with its timeout', () => {
-    const on = loadConfig({ env: { INTERACTION_WAIT_REPLICAS: '1', INTERACTION_WAIT_TIMEOUT_MS: '200' } })
+    const on = loadConfig({
+      env: {
+        INTERACTION_WAIT_REPLICAS: '1',
+        INTERACTION_WAIT_TIMEOUT_MS: '200',
+        REDIS_COMMAND_TIMEOUT_MS: '500',
+      },
+    })
     expect(interactionsFromConfig(on).interactions.waitForReplicas).toEqual({ replicas: 1, timeoutMs: 200 })
     const off = loadConfig({ env: { INTERACTION_WAIT_TIMEOUT_MS: '200' } })
     expect(interactionsFromConfig(off).interactions).not.toHaveProperty('waitForReplicas')
+  })
+
+  it('INTERACTION_WAIT_TIMEOUT_MS must be below REDIS_COMMAND_TIMEOUT_MS when WAIT is on', () => {
+    // WAIT runs on a connection with that timeout: as long a WAIT fails as "Redis unavailable"
+    const env = {
+      INTERACTION_WAIT_REPLICAS: '1',
+      INTERACTION_WAIT_TIMEOUT_MS: '50',
+      REDIS_COMMAND_TIMEOUT_MS: '50',
+    }
+    expect(() => loadConfig({ env })).toThrow(ConfigError)
+    expect(() => loadConfig({ env })).toThrow(
+      /^INTERACTION_WAIT_TIMEOUT_MS: must be below REDIS_COMMAND_TIMEOUT_MS \(50\)/,
+    )
+    expect(loadConfig({ env: { ...env, INTERACTION_WAIT_TIMEOUT_MS: '49' } }).interactionWaitTimeoutMs).toBe(
+      49,
+    )
+    // off: the timeout is unused, so it is not checked
+    expect(loadConfig({ env: { ...env, INTERACTION_WAIT_REPLICAS: '0' } }).interactionWaitReplicas).toBe(0)
+    // the defaults (25 ms, 50 ms) pass
+    expect(loadConfig({ env: { INTERACTION_WAIT_REPLICAS: '1' } }).interactionWaitTimeoutMs).toBe(25)
   })
 })

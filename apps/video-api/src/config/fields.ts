@@ -196,7 +196,7 @@ export const fields = {
     toml: 'bloom_rebuild_retry_max_ms',
     default: '60000',
     type: { kind: 'int', min: 10, max: 3_600_000 },
-    doc: 'Cap of the wait between Bloom rebuild attempts (ms).',
+    doc: 'Cap of the wait between Bloom rebuild attempts (ms); at least BLOOM_REBUILD_RETRY_BASE_MS.',
   },
   jwtSecret: {
     env: 'JWT_SECRET',
@@ -413,7 +413,7 @@ export const fields = {
     toml: 'interaction_wait_timeout_ms',
     default: '25',
     type: { kind: 'int', min: 1, max: 60_000 },
-    doc: 'Longest wait for those replica confirmations (ms); keep it below REDIS_COMMAND_TIMEOUT_MS. Unused when INTERACTION_WAIT_REPLICAS is 0.',
+    doc: 'Longest wait for those replica confirmations (ms); must be below REDIS_COMMAND_TIMEOUT_MS. Unused (and not checked) when INTERACTION_WAIT_REPLICAS is 0.',
   },
   flushBatchSize: {
     env: 'FLUSH_BATCH_SIZE',

@@ -141,6 +141,20 @@ export function loadConfig(options: LoadOptions = {}): Config {
       `must be at least CACHE_TTL_MIN_MS (${config.cacheTtlMinMs}), got ${config.cacheTtlMaxMs}`,
     )
   }
+  if (config.bloomRebuildRetryMaxMs < config.bloomRebuildRetryBaseMs) {
+    throw new ConfigError(
+      'BLOOM_REBUILD_RETRY_MAX_MS',
+      `must be at least BLOOM_REBUILD_RETRY_BASE_MS (${config.bloomRebuildRetryBaseMs}), got ${config.bloomRebuildRetryMaxMs}`,
+    )
+  }
+  // WAIT runs on a connection with the per-command timeout: a WAIT as long as that timeout fails as
+  // "Redis unavailable" instead of "too few replicas", and holds the connection past it.
+  if (config.interactionWaitReplicas > 0 && config.interactionWaitTimeoutMs >= config.redisCommandTimeoutMs) {
+    throw new ConfigError(
+      'INTERACTION_WAIT_TIMEOUT_MS',
+      `must be below REDIS_COMMAND_TIMEOUT_MS (${config.redisCommandTimeoutMs}) when INTERACTION_WAIT_REPLICAS is set, got ${config.interactionWaitTimeoutMs}`,
+    )
+  }
   if (!/^([1-9][0-9]{0,18})?(,[1-9][0-9]{0,18})*$/.test(config.adminUserIds.replaceAll(' ', ''))) {
     throw new ConfigError(
       'ADMIN_USER_IDS',
