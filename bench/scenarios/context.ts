@@ -44,15 +44,15 @@ export const QUICK: Params = {
   hotTailWarm: 5_000,
   hotLeadS: 1.4,
   hotAfterS: 0.6,
-  penetrationS: 3,
-  avalancheS: 7,
+  penetrationS: 2,
+  avalancheS: 5,
   avalancheWarm: 500,
-  redisDownAtS: 3,
-  redisDownS: 3,
-  likeStormS: 4,
+  redisDownAtS: 2,
+  redisDownS: 1.5,
+  likeStormS: 2,
   likeRate: 300,
-  abusiveBaselineS: 2,
-  abusiveS: 3,
+  abusiveBaselineS: 1,
+  abusiveS: 2,
 }
 
 export const FULL: Params = {
