@@ -40,6 +40,10 @@ async function withAdmin(build: (adminUserIds: string[]) => Promise<FastifyInsta
 const rebuild = (app: FastifyInstance, headers: Record<string, string> = {}) =>
   app.inject({ method: 'POST', url: '/admin/rebuild/bloom', headers })
 
+/** A Lua script that keeps Redis busy for `ms` (ms). */
+const busyLoop = (ms: number) =>
+  `local s = redis.call('TIME') repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1e6 + n[2] - s[2] > ${ms * 1000} return 1`
+
 async function dbQueries(app: FastifyInstance): Promise<number> {
   const match = /^db_queries_total (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)
   if (!match) throw new Error('db_queries_total missing from /metrics')
@@ -158,6 +162,16 @@ describe('POST /admin/rebuild/bloom (shared Redis)', () => {
     expect(await dbQueries(app)).toBe(quiet)
   })
 
+  it('400 on a query parameter (the route takes none: `?mode=replace` is not silently ignored)', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/admin/rebuild/bloom?mode=replace',
+      headers: admin.auth,
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ code: 'VALIDATION_FAILED' })
+  })
+
   it('404 on an instance without the read cache', async () => {
     const uncached = await appOn(database, redis, prefix, { counters: { adminUserIds: [admin.userId] } })
     try {
@@ -213,10 +227,7 @@ describe('POST /admin/rebuild/bloom (private Redis: slow, then down)', () => {
   it('503 when Redis does not answer the rebuild in time (connected but busy)', async () => {
     const blocker = new Redis(`redis://127.0.0.1:${port}`)
     const ms = 1500
-    const busy = blocker.eval(
-      `local s = redis.call('TIME') repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1e6 + n[2] - s[2] > ${ms * 1000} return 1`,
-      0,
-    )
+    const busy = blocker.eval(busyLoop(ms), 0)
     try {
       await sleep(50)
       const res = await rebuild(app, admin.auth)
@@ -225,6 +236,32 @@ describe('POST /admin/rebuild/bloom (private Redis: slow, then down)', () => {
     } finally {
       await busy
       blocker.disconnect()
+    }
+  })
+
+  it('a rebuild longer than CONNECTION_TIMEOUT_MS still answers over a real socket (bloom and counters)', async () => {
+    // the idle timeout (100 ms) used to cut the socket of a rebuild still running: no answer at all
+    const slow = await withAdmin((adminUserIds) =>
+      appOn(database, redis, 'vab_slow', {
+        cache: { ...CACHE, bloomRebuildTimeoutMs: 30_000 },
+        counters: { adminUserIds },
+        connectionTimeoutMs: 100,
+      }),
+    )
+    const blocker = new Redis(`redis://127.0.0.1:${port}`)
+    try {
+      const base = await slow.app.listen({ port: 0, host: '127.0.0.1' })
+      for (const path of ['/admin/rebuild/bloom', '/admin/rebuild/counters']) {
+        // Redis busy for 1 s: the rebuild's first command waits that long, the socket stays idle
+        const busy = blocker.eval(busyLoop(1000), 0).catch(() => 0) // settled before the blocker disconnects
+        await sleep(50)
+        const res = await fetch(`${base}${path}`, { method: 'POST', headers: slow.admin.auth })
+        expect(res.status, path).toBe(200)
+        await busy
+      }
+    } finally {
+      blocker.disconnect()
+      await slow.app.close()
     }
   })
 

@@ -4,6 +4,7 @@ import { BloomRebuildError, LockTimeoutError, type RedisClient } from 'floodgate
 import { Type } from 'typebox'
 import { type VideoCache, VideoIdsReadError } from '../cache/install.js'
 import { ApiError } from '../http/api_error.js'
+import { withoutIdleTimeout } from '../http/long_request.js'
 import { errorResponses } from '../http/schemas.js'
 import { requireAdmin } from './admin_counters.js'
 
@@ -15,6 +16,9 @@ const BloomRebuildResult = Type.Object({
   hashes: Type.Integer({ description: 'hash functions k' }),
   shards: Type.Integer({ description: 'Redis keys the bits are split over' }),
 })
+
+/** No parameters: an unknown one (say `?mode=replace`, which the counters rebuild has) is a 400, not ignored. */
+const NoQuery = Type.Object({}, { additionalProperties: false })
 
 export interface AdminBloomDeps {
   /** The read cache; `undefined` when it is off (CACHE_ENABLED=false or CACHE_MODE other than floodgate). */
@@ -31,7 +35,9 @@ export interface AdminBloomDeps {
  * only (401 anonymous, 403 not in ADMIN_USER_IDS). 409 while a rebuild runs on
  * any instance (the library's rebuild lock in Redis, not waited for); 503 when
  * Redis or PostgreSQL fails or the rebuild is interrupted (the served
- * generation is then unchanged); 404 when this instance has no read cache.
+ * generation is then unchanged); 404 when this instance has no read cache; 400 on any query
+ * parameter. It answers when the rebuild is done, however long that takes (the connection's
+ * idle timeout is suspended meanwhile).
  */
 export function adminBloomRoutes(app: FastifyInstance, deps: AdminBloomDeps): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
@@ -40,6 +46,7 @@ export function adminBloomRoutes(app: FastifyInstance, deps: AdminBloomDeps): vo
     {
       schema: {
         security: [{ bearerAuth: [] }],
+        querystring: NoQuery,
         description:
           'Rebuild the videos Bloom filter from PostgreSQL. 409: a rebuild is running (here or on another instance); 503: Redis or PostgreSQL unavailable.',
         response: { 200: BloomRebuildResult, ...errorResponses },
@@ -47,7 +54,8 @@ export function adminBloomRoutes(app: FastifyInstance, deps: AdminBloomDeps): vo
     },
     async (request) => {
       const adminId = requireAdmin(request, deps)
-      if (deps.cache === undefined)
+      const cache = deps.cache
+      if (cache === undefined)
         throw new ApiError(
           'NOT_FOUND',
           'no Bloom filter here: the read cache is off (CACHE_ENABLED, CACHE_MODE)',
@@ -55,7 +63,7 @@ export function adminBloomRoutes(app: FastifyInstance, deps: AdminBloomDeps): vo
       if (deps.redis.status !== 'ready') throw new ApiError('UNAVAILABLE', 'Redis is unavailable')
       request.log.warn({ adminId }, 'admin: rebuilding the videos Bloom filter from PostgreSQL')
       try {
-        return await deps.cache.rebuildBloom()
+        return await withoutIdleTimeout(request, () => cache.rebuildBloom())
       } catch (error) {
         throw rebuildProblem(error)
       }

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import type { CountersService } from '../counters/service.js'
 import { ApiError, forbidden } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
+import { withoutIdleTimeout } from '../http/long_request.js'
 import { errorResponses } from '../http/schemas.js'
 
 const auth = [{ bearerAuth: [] }]
@@ -76,7 +77,7 @@ export function adminCounterRoutes(app: FastifyInstance, counters: CountersServi
       const adminId = requireAdmin(request, counters)
       const mode = request.query.mode ?? 'merge'
       request.log.warn({ adminId, mode }, 'admin: rebuilding Redis counters from PostgreSQL')
-      const outcome = await counters.recovery.rebuild({ mode, waitMs: 0 })
+      const outcome = await withoutIdleTimeout(request, () => counters.recovery.rebuild({ mode, waitMs: 0 }))
       if (outcome.rebuilt) return { ...outcome.report, epoch: outcome.epoch }
       if (outcome.reason === 'locked')
         throw new ApiError('CONFLICT', 'another instance is rebuilding the counters')
@@ -95,7 +96,7 @@ export function adminCounterRoutes(app: FastifyInstance, counters: CountersServi
     async (request) => {
       requireAdmin(request, counters)
       const maxVideos = request.query.maxVideos === undefined ? undefined : Number(request.query.maxVideos)
-      return counters.recovery.reconcile({ maxVideos })
+      return withoutIdleTimeout(request, () => counters.recovery.reconcile({ maxVideos }))
     },
   )
 }
