@@ -5,6 +5,7 @@ import { sleep } from './processes.js'
 import {
   answeredOk,
   byMode,
+  cpuMsPerRequest,
   dbSeries,
   forEachMode,
   latencyLine,
@@ -61,6 +62,7 @@ export const avalanche: Scenario = {
         pc.p50,
         pc.p99,
         pc.p999,
+        cpuMsPerRequest(phases[m]),
       ]
     })
     return {
@@ -81,6 +83,7 @@ export const avalanche: Scenario = {
         'p50 ms',
         'p99 ms',
         'p99.9 ms',
+        'service CPU ms/req',
       ],
       rows,
       chart: {

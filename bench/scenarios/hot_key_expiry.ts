@@ -101,7 +101,7 @@ export const hotKeyExpiry: Scenario = {
         '(so most reads hit a warm cache and the tail’s entries outlive the reads; "videos warmed" says how far it ' +
         `got). Zipf(s=1) reads over ${ctx.idsByRank.length} videos at ${p.readRate} ` +
         `req/s from ${p.instances} instances start ${p.hotLeadS} s after the hot burst and run ${durationS.toFixed(1)} s: the hot ` +
-        `keys' TTL runs out at t≈${markerS.toFixed(1)} s. TTL: older design ${ttlS} s fixed (the hot keys expire ` +
+        `keys' TTL runs out at t≈${markerS.toFixed(1)} s (their burst took ${(phases.legacy.warm.warmEndS - phases.legacy.warm.warmStartS).toFixed(1)} s here, so they expire over as long). TTL: older design ${ttlS} s fixed (the hot keys expire ` +
         `together); floodgate ${ttlS}–${2 * ttlS} s jittered, stale-while-revalidate and L1. No cache: the same ` +
         `reads, nothing to warm. "Around the TTL" = seconds ${AROUND.beforeS} before to ${AROUND.afterS} after it; ` +
         '"before" = the seconds from 1 s into the reads up to then.',

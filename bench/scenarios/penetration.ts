@@ -4,6 +4,7 @@ import { type Context, randomIp } from './context.js'
 import { runPhase } from './phase.js'
 import {
   byMode,
+  cpuMsPerRequest,
   dbSeries,
   forEachMode,
   latencyLine,
@@ -75,6 +76,7 @@ export const penetration: Scenario = {
         pc.p50,
         pc.p99,
         r.total.serverErrors + r.total.errors,
+        cpuMsPerRequest(phases[m]),
       ]
     })
     return {
@@ -94,6 +96,7 @@ export const penetration: Scenario = {
         'p50 ms',
         'p99 ms',
         '5xx+errors',
+        'service CPU ms/req',
       ],
       rows,
       chart: {
