@@ -178,6 +178,41 @@ describe('Bloom rebuild at start', () => {
   }, 30_000)
 })
 
+describe('Bloom filter lost after start (Redis lost its data)', () => {
+  it('a query that finds it missing starts the same rebuild: ready again without a restart', async () => {
+    const redis = await readyClient()
+    const { cache, lines } = install(redis, 'lost')
+    await cache.rebuilt
+    const built = await logged(lines, (l) => l.msg === 'bloom filter rebuilt')
+    // what a restart without persistence leaves: no meta hash, no shard keys
+    const { meta, shards } = cache.bloom.keys(Number(built.generation))
+    await redis.del(meta, ...shards)
+    expect(await cache.bloom.mightContain(['1'])).toEqual([true]) // fails open: "maybe"
+    await logged(
+      lines,
+      (l) => l.msg === 'bloom filter missing in Redis (data lost?); rebuilding it from PostgreSQL',
+    )
+    await logged(lines, (l) => l.msg === 'bloom filter rebuilt' && l !== built)
+    expect(await cache.bloom.isReady()).toBe(true)
+    expect(await cache.bloom.mightContain(['900000001'])).toEqual([false])
+    // one rebuild for the loss, however many queries found the filter missing
+    expect(lines.filter((l) => l.msg === 'bloom filter rebuilt')).toHaveLength(2)
+    cache.close()
+    redis.disconnect()
+  }, 30_000)
+
+  it('not while the filter is merely unbuilt on an instance told not to rebuild it', async () => {
+    const redis = await readyClient()
+    const { cache, lines } = install(redis, 'unbuilt', { rebuildBloomAtStart: false })
+    expect(await cache.bloom.mightContain(['1'])).toEqual([true])
+    await sleep(200) // nothing to wait for: a rebuild would have logged by then
+    expect(lines).toEqual([])
+    expect(await cache.bloom.isReady()).toBe(false)
+    cache.close()
+    redis.disconnect()
+  })
+})
+
 describe('backoffMs', () => {
   it('doubles from the base up to the cap, drawn in [d/2, d]', () => {
     expect([1, 2, 3, 4, 5, 40].map((n) => backoffMs(n, 1000, 5000, () => 1))).toEqual([

@@ -79,7 +79,9 @@ export class VideoIdsReadError extends FloodgateError {
  * is added to the Bloom filter before the create returns. The filter is
  * rebuilt from the database in the background at start (queries answer
  * "maybe" until it is ready), retried with capped, jittered backoff until a
- * rebuild succeeds or the cache closes; `rebuildBloom()` rebuilds it on demand.
+ * rebuild succeeds or the cache closes, and again the same way when a query
+ * finds it missing later (Redis lost its data); `rebuildBloom()` rebuilds it on
+ * demand.
  */
 export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSettings = {}): VideoCache {
   const s = { ...defaultVideoCacheSettings, ...settings }
@@ -223,6 +225,26 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
   })
 
   const rebuilt = s.rebuildBloomAtStart ? rebuildUntilDone(true) : Promise.resolve()
+  if (s.rebuildBloomAtStart) {
+    // The filter vanished after it was built (Redis lost its data: restart without persistence,
+    // failover to an empty replica): queries answer "maybe" and every missing id reaches the
+    // database. Rebuild it as at start instead of waiting for a restart or an admin.
+    // One check at a time; `ready` read afresh, so a query that raced a publish starts nothing.
+    let checking = false
+    bloom.on('failOpen', ({ reason }) => {
+      if (reason !== 'not-ready' || retrying !== undefined || checking || closing.signal.aborted) return
+      checking = true
+      void readyGeneration()
+        .then((ready) => {
+          if (ready !== null || retrying !== undefined || closing.signal.aborted) return
+          deps.log.warn('bloom filter missing in Redis (data lost?); rebuilding it from PostgreSQL')
+          void rebuildUntilDone(true)
+        })
+        .finally(() => {
+          checking = false
+        })
+    })
+  }
   return {
     reader,
     bloom,

@@ -27,7 +27,10 @@ export interface VideoCacheSettings {
   bloomBits?: number
   /** Bloom filter hash functions. @default 7 */
   bloomHashes?: number
-  /** Rebuild the Bloom filter from the database in the background at start. @default true */
+  /**
+   * Rebuild the Bloom filter from the database in the background at start, and again whenever a
+   * query finds it missing (Redis lost its data). @default true
+   */
   rebuildBloomAtStart?: boolean
   /** Per-command Redis timeout (ms) of Bloom rebuilds, on their own connection. @default 5_000 */
   bloomRebuildTimeoutMs?: number
