@@ -66,7 +66,9 @@ const repo = fileURLToPath(new URL('../../', import.meta.url))
 export function readmeSection(env: Environment, results: ScenarioResult[], outDir: string): string {
   const charts = relative(repo, join(outDir, 'scenarios'))
   const report = relative(repo, join(outDir, 'REPORT.md'))
-  const minutes = env.elapsedS ? Math.round(env.elapsedS / 60) : undefined
+  // a quick run's duration says nothing about the full bench's
+  const minutes =
+    env.elapsedS && !env.command.includes('--quick') ? Math.max(1, Math.round(env.elapsedS / 60)) : undefined
   return [
     '## How it holds up',
     '',
@@ -77,7 +79,7 @@ export function readmeSection(env: Environment, results: ScenarioResult[], outDi
     'instance’s `db_queries_total`. Each scenario runs in the same run in three modes: **no cache**',
     '(`CACHE_MODE=none`), the **older design** (cache-aside, Redis `SET NX` lock, waiters polling every 50 ms',
     'for up to 2 s, null sentinel, fixed TTL; `bench/scenarios/legacy/`, `CACHE_MODE=legacy`) and **floodgate**.',
-    `The whole bench takes${minutes ? ` about ${minutes} minutes` : ' under 15 minutes'}; \`npm run bench -- --quick\` (5k videos, 2`,
+    `The whole bench takes${minutes ? ` about ${minutes} minute${minutes === 1 ? '' : 's'}` : ' under 15 minutes'}; \`npm run bench -- --quick\` (5k videos, 2`,
     'instances, a second or two per phase, about a minute on a quiet machine) is CI’s smoke check and exits',
     'non-zero if an invariant fails (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit);',
     'if it is killed, a reaper process stops what it started and drops its databases. Full report, charts and',
