@@ -21,8 +21,9 @@ export interface FlushSettings {
 
 /**
  * Starts this instance's consumer of the interaction streams (group `flush`), with its lag and
- * throughput metrics on `registry`; errors and dead letters go to the log. Stop it before the
- * database closes.
+ * throughput metrics on `registry`; errors and dead letters go to the log. The instances share
+ * the partitions (each reads its own; a stopped or silent instance's go to the others). Stop it
+ * before the database closes.
  */
 export function startInteractionFlush(input: {
   redis: RedisClient
@@ -51,6 +52,11 @@ export function startInteractionFlush(input: {
         )
       else if (event.type === 'claimed')
         input.log.info(event, 'claimed interaction events from an idle consumer')
+      else if (event.type === 'assigned')
+        input.log.info(
+          { partitions: event.streams.length, members: event.members },
+          'interaction flush partitions reassigned',
+        )
     },
   })
   flush.start()

@@ -11,7 +11,7 @@ import type { FlushTables } from './tables.js'
 
 /** Options of {@link createInteractionFlush}: the consumer's options plus where the events live. */
 export interface InteractionFlushOptions
-  extends Omit<StreamConsumerOptions, 'sources' | 'group' | 'handler' | 'isPoison'> {
+  extends Omit<StreamConsumerOptions, 'sources' | 'group' | 'handler' | 'isPoison' | 'membersKey'> {
   /** Key prefix, as given to {@link Interactions}. Required. */
   prefix: string
   /** Partitions, as given to {@link Interactions}. @default 16 */
@@ -22,13 +22,22 @@ export interface InteractionFlushOptions
   tables?: Partial<FlushTables>
   /** Prometheus name prefix. @default 'floodgate_interactions_flush_' */
   metricPrefix?: string
+  /**
+   * Share the partitions among the group's live consumers (heartbeats in
+   * {@link InteractionKeys.flushMembers}; see `StreamConsumerOptions.membersKey`): a partition's
+   * videos are then applied by one consumer at a time, so instances do not queue on the same
+   * `videos` rows. `false`: every consumer reads every partition.
+   * @default true
+   */
+  assignPartitions?: boolean
 }
 
 /**
  * The durable flush of interaction events to PostgreSQL: one consumer (run
- * one per service instance) of the `flush` group over every partition stream,
- * applying each batch with {@link InteractionApplier} in one transaction, then
- * XACK. Malformed entries and entries PostgreSQL rejects as data errors
+ * one per service instance) of the `flush` group, reading its share of the
+ * partition streams (all of them with `assignPartitions: false`), applying each
+ * batch with {@link InteractionApplier} in one transaction, then XACK.
+ * Malformed entries and entries PostgreSQL rejects as data errors
  * (SQLSTATE 22/23) stay pending and go to the partition's dead-letter stream
  * after `maxDeliveries`; any other database error backs off and retries the
  * batch without acknowledging it. Call `start()`; `stop()` on shutdown.
@@ -40,14 +49,15 @@ export function createInteractionFlush(
   db: SqlDatabase,
   options: InteractionFlushOptions,
 ): StreamGroupConsumer {
-  const { prefix, partitions, group, tables, ...consumerOptions } = options
+  const { prefix, partitions, group = 'flush', tables, assignPartitions = true, ...consumerOptions } = options
   const keys = new InteractionKeys(prefix, partitions)
   const applier = new InteractionApplier(tables)
   return new StreamGroupConsumer(redis, {
     metricPrefix: 'floodgate_interactions_flush_',
     ...consumerOptions,
+    membersKey: assignPartitions ? keys.flushMembers(group) : undefined,
     sources: keys.allPartitions().map((p) => ({ stream: keys.stream(p), deadLetter: keys.dead(p) })),
-    group: group ?? 'flush',
+    group,
     isPoison: isPoisonError,
     handler: async (entries: readonly StreamEntry[]) => {
       const events: InteractionEvent[] = []

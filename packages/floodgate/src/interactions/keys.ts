@@ -19,6 +19,7 @@ export type RankMetric = 'likes' | 'plays'
  * | `<prefix>:ix:{ix:<p>}:seen:<videoId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
  * | `<prefix>:ix:{ix:<p>}:stream` | STREAM of events, consumer group `flush` |
  * | `<prefix>:ix:{ix:<p>}:dead` | STREAM of dead letters |
+ * | `<prefix>:ix:{ix:flush}:members:<group>` | ZSET, flush consumers' heartbeats (partition assignment) |
  * | `<prefix>:rank:{ix:<p>}:all:<metric>` | ZSET, all-time top K |
  * | `<prefix>:rank:{ix:<p>}:min:<metric>:<unixMinute>` | ZSET, per-minute bucket |
  * | `<prefix>:rank:{ix:<p>}:win:<metric>:<window>` | ZSET, cached windowed merge |
@@ -99,6 +100,11 @@ export class InteractionKeys {
   /** The short-lived cached windowed ranking of partition `p`. */
   rankWindow(p: number, metric: RankMetric, window: string): string {
     return this.space.tagged('rank', `ix:${p}`, `win:${metric}:${window}`)
+  }
+
+  /** The flush consumers' member set of consumer group `group` (heartbeats; partition assignment). */
+  flushMembers(group: string): string {
+    return this.space.tagged('ix', 'ix:flush', `members:${group}`)
   }
 
   /** The data-loss marker key. */

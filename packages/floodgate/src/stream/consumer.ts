@@ -15,6 +15,7 @@ import type { ConsumerEvent, LagSnapshot, StreamEntry, StreamSource } from './ty
 
 const trimScript = new LuaScript(new URL('./lua/trim-1.lua', import.meta.url))
 const deadLetterScript = new LuaScript(new URL('./lua/dead-letter-2.lua', import.meta.url))
+const membersScript = new LuaScript(new URL('./lua/members-1.lua', import.meta.url))
 
 /** Counters since start, for tests and benchmarks. */
 export interface ConsumerStats {
@@ -42,7 +43,11 @@ export interface ConsumerStats {
  * - moves an entry that failed as poison after `maxDeliveries` deliveries to
  *   the dead-letter stream, atomically with its XACK;
  * - trims every stream below the oldest entry still pending or undelivered
- *   (never a pending one), and publishes lag metrics.
+ *   (never a pending one), and publishes lag metrics;
+ * - with `membersKey`, shares the streams among the group's live consumers
+ *   (a heartbeat each `maintenanceIntervalMs`), reading new entries only from
+ *   its own: consumers of one group then apply different partitions at once
+ *   instead of all applying every partition and queueing on the same rows.
  *
  * It uses its own connection (a duplicate of the given client) so its blocking
  * reads never delay the caller's commands.
@@ -61,6 +66,8 @@ export class StreamGroupConsumer {
   private readonly redis: RedisClient
   private readonly metrics: ConsumerMetrics | undefined
   private readonly claimCursors = new Map<string, string>()
+  /** Streams this consumer reads new entries from: all, or (with `membersKey`) its assigned share. */
+  private assigned: readonly StreamSource[]
   private readonly abort = new AbortController()
   private running = false
   private nextMaintenance = 0
@@ -70,6 +77,8 @@ export class StreamGroupConsumer {
   constructor(redis: RedisClient, options: StreamConsumerOptions) {
     this.options = resolveConsumerOptions(options)
     this.redis = duplicate(redis, this.options.blockMs)
+    // with a member set, nothing is read before the first heartbeat tells which streams are ours
+    this.assigned = this.options.membersKey === undefined ? this.options.sources : []
     // connection errors surface as failed commands (logged through onEvent); no unhandled 'error' events
     this.redis.on('error', () => undefined)
     this.metrics = this.options.registry
@@ -80,6 +89,11 @@ export class StreamGroupConsumer {
   /** This consumer's name in the group. */
   get name(): string {
     return this.options.consumerName
+  }
+
+  /** The streams this consumer currently reads new entries from (every stream without `membersKey`). */
+  get assignedStreams(): readonly string[] {
+    return this.assigned.map((s) => s.stream)
   }
 
   /** Starts the consume loop in the background. Calling it twice is a no-op. */
@@ -97,6 +111,10 @@ export class StreamGroupConsumer {
     this.running = false
     this.abort.abort()
     await this.loop
+    // leave the member set at once, so the others take this consumer's streams without waiting for its TTL
+    if (this.options.membersKey !== undefined) {
+      await this.redis.call('ZREM', this.options.membersKey, this.name).catch(() => undefined)
+    }
     await this.redis.quit().catch(() => this.redis.disconnect())
   }
 
@@ -149,7 +167,26 @@ export class StreamGroupConsumer {
     const now = Date.now()
     if (now < this.nextMaintenance) return
     this.nextMaintenance = now + this.options.maintenanceIntervalMs
+    await this.heartbeat()
     await this.maintain()
+  }
+
+  /**
+   * With `membersKey`: beats this consumer's heartbeat, reads the live members and takes stream
+   * `i` when member `i mod n` (members sorted by name) is this one.
+   */
+  private async heartbeat(): Promise<void> {
+    const { membersKey, memberTtlMs, sources } = this.options
+    if (membersKey === undefined) return
+    const reply = await membersScript.run(this.redis, [membersKey], [this.name, memberTtlMs])
+    // the script adds this consumer before listing, so it is always among the members
+    const members = (Array.isArray(reply) ? reply.map(String) : [this.name]).sort()
+    const assigned = sources.filter((_, i) => members[i % members.length] === this.name)
+    const changed =
+      assigned.length !== this.assigned.length || assigned.some((s, i) => s !== this.assigned[i])
+    this.assigned = assigned
+    if (changed)
+      this.emit({ type: 'assigned', streams: assigned.map((s) => s.stream), members: members.length })
   }
 
   private async run(): Promise<void> {
@@ -187,9 +224,18 @@ export class StreamGroupConsumer {
     }
   }
 
-  /** Non-blocking reads spread over the streams until the batch is full; one blocking wait when all are empty. */
+  /**
+   * Non-blocking reads spread over this consumer's streams until the batch is full; one blocking
+   * wait when all are empty.
+   */
   private async readNew(): Promise<StreamEntry[]> {
-    const { batchSize, sources } = this.options
+    const { batchSize } = this.options
+    const sources = this.assigned
+    if (sources.length === 0) {
+      // more consumers than streams (or no heartbeat yet): nothing of ours to read
+      await this.pause(this.redis.isCluster ? this.options.pollIntervalMs : this.options.blockMs)
+      return []
+    }
     const batch: StreamEntry[] = []
     let candidates: readonly StreamSource[] = sources
     while (candidates.length > 0 && batch.length < batchSize) {

@@ -64,10 +64,30 @@ export interface StreamConsumerOptions {
   /** @default 5000 */
   backoffMaxMs?: number
   /**
-   * How often (ms) to trim acknowledged entries and refresh the lag gauges.
+   * How often (ms) to trim acknowledged entries, refresh the lag gauges and (with `membersKey`)
+   * beat the membership heartbeat.
    * @default 1000
    */
   maintenanceIntervalMs?: number
+  /**
+   * Partition assignment: a sorted-set key where the group's consumers beat a heartbeat (Redis
+   * time). When set, the streams are shared among the live members — stream `i` of `sources` goes
+   * to member `i mod n`, members ordered by name — and each consumer reads new entries (`>`) only
+   * from its own streams, so consumers applying at once work on different partitions instead of
+   * queueing on the same rows. A member joining or leaving (`stop()`) moves streams within one
+   * `maintenanceIntervalMs`, a silent one (crashed, or stuck in one apply) after `memberTtlMs`;
+   * meanwhile two consumers may read the same stream, which the idempotent handler absorbs. Claiming idle entries (`claimIdleMs`) still
+   * covers every stream. Unset: every consumer reads every stream.
+   * @default none
+   */
+  membersKey?: string
+  /**
+   * A member silent for this long (ms) is dropped and its streams reassigned (only with
+   * `membersKey`). Must exceed `maintenanceIntervalMs + blockMs`, the longest quiet gap of a
+   * healthy consumer.
+   * @default max(5000, 2 · (maintenanceIntervalMs + blockMs))
+   */
+  memberTtlMs?: number
   /** prom-client registry for the lag and throughput metrics. @default none (no metrics) */
   registry?: Registry
   /** Metric name prefix. @default `floodgate_stream_` */
@@ -76,8 +96,10 @@ export interface StreamConsumerOptions {
   onEvent?: (event: ConsumerEvent) => void
 }
 
-export type ResolvedConsumerOptions = Required<Omit<StreamConsumerOptions, 'registry' | 'onEvent'>> &
-  Pick<StreamConsumerOptions, 'registry' | 'onEvent'>
+export type ResolvedConsumerOptions = Required<
+  Omit<StreamConsumerOptions, 'registry' | 'onEvent' | 'membersKey'>
+> &
+  Pick<StreamConsumerOptions, 'registry' | 'onEvent' | 'membersKey'>
 
 /** Applies defaults and checks ranges. @throws {InvalidArgumentError} naming the field. */
 export function resolveConsumerOptions(options: StreamConsumerOptions): ResolvedConsumerOptions {
@@ -96,8 +118,12 @@ export function resolveConsumerOptions(options: StreamConsumerOptions): Resolved
     backoffMaxMs: 5000,
     maintenanceIntervalMs: 1000,
     metricPrefix: 'floodgate_stream_',
+    memberTtlMs: 0,
     ...stripUndefined(options),
     claimIdleMs,
+  }
+  if (options.memberTtlMs === undefined) {
+    o.memberTtlMs = Math.max(5000, 2 * (o.maintenanceIntervalMs + o.blockMs))
   }
   for (const field of [
     'batchSize',
@@ -109,11 +135,21 @@ export function resolveConsumerOptions(options: StreamConsumerOptions): Resolved
     'backoffBaseMs',
     'backoffMaxMs',
     'maintenanceIntervalMs',
+    'memberTtlMs',
   ] as const) {
     const value = o[field]
     if (!Number.isSafeInteger(value) || value < 1) {
       throw new InvalidArgumentError(field, `must be a positive integer, got ${value}`)
     }
+  }
+  if (o.membersKey !== undefined && o.membersKey.length === 0) {
+    throw new InvalidArgumentError('membersKey', 'must not be empty')
+  }
+  if (o.memberTtlMs <= o.maintenanceIntervalMs + o.blockMs) {
+    throw new InvalidArgumentError(
+      'memberTtlMs',
+      `must exceed maintenanceIntervalMs + blockMs (${o.maintenanceIntervalMs + o.blockMs}), got ${o.memberTtlMs}`,
+    )
   }
   return o
 }

@@ -56,3 +56,5 @@ export type ConsumerEvent =
   | { type: 'rejected'; stream: string; id: string; deliveries: number; error: unknown }
   | { type: 'dead-lettered'; stream: string; id: string; deliveries: number; error: unknown }
   | { type: 'claimed'; count: number; deleted: number }
+  /** With `membersKey`: the streams this consumer reads changed (a member joined, left or went silent). */
+  | { type: 'assigned'; streams: readonly string[]; members: number }

@@ -1,8 +1,8 @@
 // The interactions stream split into partitions on Redis Cluster (issue 7):
 // the partition streams live on several masters, two flush consumers in two
-// processes each cover every partition (the cluster path reads each stream on
-// its own, since one XREADGROUP may not name streams in different slots), and
-// every event lands in PostgreSQL exactly once.
+// processes share the partitions between them (the cluster path reads each
+// stream on its own, since one XREADGROUP may not name streams in different
+// slots), and every event lands in PostgreSQL exactly once.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Cluster } from 'ioredis'
 import { afterAll, beforeAll, expect, it } from 'vitest'

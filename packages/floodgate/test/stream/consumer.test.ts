@@ -266,3 +266,97 @@ describe('StreamGroupConsumer', () => {
     expect(c.stats.deadLettered).toBe(2)
   })
 })
+
+describe('StreamGroupConsumer partition assignment (membersKey)', () => {
+  it('refuses a member TTL a healthy consumer could outlast between two heartbeats', () => {
+    const sources = [streamPair()]
+    const handler: BatchHandler = async () => undefined
+    const options = { sources, group: 'g', handler, membersKey: `${prefix}:members:bad` }
+    expect(
+      () =>
+        new StreamGroupConsumer(redis, {
+          ...options,
+          maintenanceIntervalMs: 1000,
+          blockMs: 1000,
+          memberTtlMs: 2000,
+        }),
+    ).toThrow(/memberTtlMs/)
+    expect(() => new StreamGroupConsumer(redis, { ...options, membersKey: '' })).toThrow(/membersKey/)
+  })
+
+  it('shares the streams among live members, each reading only its own, and hands a stopped member’s streams over', async () => {
+    const sources = [streamPair(), streamPair(), streamPair(), streamPair()]
+    const membersKey = `${prefix}:members:${n}`
+    const readBy = new Map<string, Set<string>>() // stream -> consumers that applied its entries
+    const applied: string[] = []
+    const make = (name: string) =>
+      consumer({
+        sources,
+        consumerName: name,
+        membersKey,
+        // generous, so a stalled event loop on a loaded machine does not drop a member mid-test
+        memberTtlMs: 30_000,
+        handler: async (entries) => {
+          for (const e of entries) {
+            const set = readBy.get(e.stream) ?? new Set()
+            set.add(name)
+            readBy.set(e.stream, set)
+            applied.push(e.fields.i!)
+          }
+          return undefined
+        },
+      })
+    const a = make('member-a')
+    const b = make('member-b')
+    a.start()
+    b.start()
+    // both see two members: a takes streams 0 and 2, b takes 1 and 3 (members sorted by name)
+    await until(() => a.assignedStreams.length === 2 && b.assignedStreams.length === 2)
+    expect(a.assignedStreams).toEqual([sources[0]!.stream, sources[2]!.stream])
+    expect(b.assignedStreams).toEqual([sources[1]!.stream, sources[3]!.stream])
+    for (const [i, s] of sources.entries()) await add(s.stream, 5, (k) => ['i', `${i}:${k}`])
+    await until(() => applied.length === 20)
+    // every stream was applied by exactly its owner: no two consumers worked on the same partition
+    expect(sources.map((s) => [...(readBy.get(s.stream) ?? [])])).toEqual([
+      ['member-a'],
+      ['member-b'],
+      ['member-a'],
+      ['member-b'],
+    ])
+    // a leaves the member set on stop; b takes every stream at its next heartbeat
+    await a.stop()
+    await until(() => b.assignedStreams.length === 4)
+    readBy.clear()
+    for (const [i, s] of sources.entries()) await add(s.stream, 3, (k) => ['i', `${i}:late${k}`])
+    await until(() => applied.length === 32)
+    expect(sources.every((s) => [...(readBy.get(s.stream) ?? [])].join() === 'member-b')).toBe(true)
+    expect(new Set(applied).size).toBe(32)
+    for (const s of sources) await until(async () => (await redis.xpending(s.stream, 'g'))[0] === 0)
+  })
+
+  it('drops a member silent for memberTtlMs and gives its streams to the live ones', async () => {
+    const sources = [streamPair(), streamPair()]
+    const membersKey = `${prefix}:members:${n}`
+    // a crashed member: one heartbeat long ago, never again (score in Redis time, ms)
+    const [seconds] = await redis.time()
+    await redis.zadd(membersKey, Number(seconds) * 1000 - 60_000, 'crashed')
+    const seen: string[] = []
+    const c = consumer({
+      sources,
+      consumerName: 'alive',
+      membersKey,
+      memberTtlMs: 5_000,
+      handler: async (entries) => {
+        seen.push(...entries.map((e) => e.stream))
+        return undefined
+      },
+    })
+    c.start()
+    await until(() => c.assignedStreams.length === 2)
+    expect(await redis.zrange(membersKey, '0', '-1')).toEqual(['alive'])
+    await add(sources[0]!.stream, 1)
+    await add(sources[1]!.stream, 1)
+    await until(() => seen.length === 2)
+    expect(seen.sort()).toEqual([sources[0]!.stream, sources[1]!.stream].sort())
+  })
+})
