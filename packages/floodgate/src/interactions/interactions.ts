@@ -50,13 +50,17 @@ export class Interactions {
   readonly keys: InteractionKeys
   readonly options: ResolvedInteractionOptions
   private readonly redis: RedisClient
-  /** With `waitForReplicas`: the connection the writes and their WAIT run on. */
-  private readonly waitClient: RedisClient | undefined
+  /** With `waitForReplicas`: the connection the writes and their WAIT run on (replaced after a timeout). */
+  private waitClient: RedisClient | undefined
+  private closed = false
 
   /**
    * With `waitForReplicas`, opens a duplicate of `redis` for the writes (WAIT blocks the
    * connection it runs on; the caller's other commands must not queue behind it). That
-   * connection closes when `redis` ends, or on {@link close}.
+   * connection closes when `redis` ends, or on {@link close}. A write whose reply timed out
+   * (the client's command timeout) closes it and the next write opens a new one: writes queue
+   * behind each other's WAIT, so the timed-out one may not have run yet, and it must not run
+   * after its caller was told it failed (it could undo a later, acknowledged change).
    * @throws {InvalidArgumentError} on invalid options.
    */
   constructor(redis: RedisClient, options: InteractionOptions) {
@@ -64,16 +68,32 @@ export class Interactions {
     this.keys = new InteractionKeys(this.options.prefix, this.options.partitions)
     this.redis = redis
     if (this.options.waitForReplicas) {
-      const writer = redis.isCluster ? (redis as Cluster).duplicate() : (redis as Redis).duplicate()
-      writer.on('error', () => {}) // every failed call throws its own StoreUnavailableError
-      redis.once('end', () => writer.disconnect())
-      this.waitClient = writer
+      this.waitClient = this.openWaitClient()
+      redis.once('end', () => this.close())
     }
   }
 
   /** Closes the write connection `waitForReplicas` opened; a no-op without it. Idempotent. */
   close(): void {
+    this.closed = true
     this.waitClient?.disconnect()
+  }
+
+  private openWaitClient(): RedisClient {
+    const redis = this.redis
+    const writer = redis.isCluster ? (redis as Cluster).duplicate() : (redis as Redis).duplicate()
+    writer.on('error', () => {}) // every failed call throws its own StoreUnavailableError
+    return writer
+  }
+
+  /**
+   * After a timed-out write on `client`: closing it (no reconnect, its queue rejected, never
+   * resent) makes Redis drop the commands it has not run yet. Once per connection.
+   */
+  private replaceWaitClient(client: RedisClient): void {
+    if (this.closed || this.waitClient !== client) return
+    this.waitClient = this.openWaitClient()
+    client.disconnect()
   }
 
   /**
@@ -166,17 +186,26 @@ export class Interactions {
     args: readonly (string | number)[],
   ): Promise<unknown> {
     const wait = this.options.waitForReplicas
-    if (wait === undefined || this.waitClient === undefined) return script.run(this.redis, keys, args)
-    const [reply, acknowledged] = await script.runFollowedBy(this.waitClient, keys, args, {
-      name: 'wait',
-      args: [wait.replicas, wait.timeoutMs],
-    })
+    const client = this.waitClient
+    if (wait === undefined || client === undefined) return script.run(this.redis, keys, args)
+    const [reply, acknowledged] = await script
+      .runFollowedBy(client, keys, args, { name: 'wait', args: [wait.replicas, wait.timeoutMs] })
+      .catch((error: unknown) => {
+        if (isCommandTimeout(error)) this.replaceWaitClient(client)
+        throw error
+      })
     if (typeof acknowledged !== 'number') throw new ScriptContractError('WAIT', acknowledged)
     if (acknowledged < wait.replicas) {
       throw new ReplicationTimeoutError(acknowledged, wait.replicas, wait.timeoutMs)
     }
     return reply
   }
+}
+
+/** ioredis's per-command timeout (`commandTimeout`), as {@link LuaScript} wraps it. */
+function isCommandTimeout(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined
+  return cause instanceof Error && cause.message === 'Command timed out'
 }
 
 function parseReply(script: string, reply: unknown): [number, number, string] {

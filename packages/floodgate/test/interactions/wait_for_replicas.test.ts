@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { InvalidArgumentError } from '../../src/errors/index.js'
+import { InvalidArgumentError, StoreUnavailableError } from '../../src/errors/index.js'
 import { Interactions, playViewer, ReplicationTimeoutError } from '../../src/interactions/index.js'
 import { PrivateRedis } from '../support/redis_server.js'
 
@@ -97,6 +97,33 @@ describe('waitForReplicas', () => {
     await expect(ix.recordPlay('8', viewer)).rejects.toBeInstanceOf(ReplicationTimeoutError)
     expect(await masterClient.get(ix.keys.plays('8'))).toBe('1')
     ix.close()
+  })
+
+  it('a write that timed out queued behind WAITs never runs later (it would undo a later acknowledged write)', async () => {
+    // the replica is dead (previous test): each WAIT 1 holds the write connection 400 ms. Three
+    // writes at once: the third's script is still queued in Redis when its reply times out
+    // (600 ms); before, it ran at ~800 ms, after its caller had been told it failed.
+    const caller = new Redis(master.url, { commandTimeout: 600, maxRetriesPerRequest: 1 })
+    const ix = new Interactions(caller, { prefix: 'w4', waitForReplicas: { replicas: 1, timeoutMs: 400 } })
+    try {
+      const outcomes = await Promise.all(
+        ['1', '2', '3'].map((user) => ix.setLiked('10', user, true).catch((e: unknown) => e)),
+      )
+      expect(outcomes[0]).toBeInstanceOf(ReplicationTimeoutError)
+      expect(outcomes[2]).toBeInstanceOf(StoreUnavailableError) // timed out, not run yet
+      // watch for the late run for well past the moment it happened before (800 ms)
+      const deadline = Date.now() + 2_000
+      while (Date.now() < deadline) {
+        expect(await masterClient.sismember(ix.keys.likes('10'), '3')).toBe(0)
+        await sleep(50)
+      }
+      // the next write runs on a fresh connection
+      await expect(ix.setLiked('10', '4', true)).rejects.toBeInstanceOf(ReplicationTimeoutError)
+      expect(await masterClient.sismember(ix.keys.likes('10'), '4')).toBe(1)
+    } finally {
+      ix.close()
+      caller.disconnect()
+    }
   })
 
   it("a write blocked in WAIT holds only its own connection: the caller's client keeps answering", async () => {
