@@ -125,7 +125,8 @@ function startInstance(port: number, seeds: readonly string[]): Instance {
 }
 
 async function waitReady(instance: Instance): Promise<void> {
-  const deadline = Date.now() + 60_000
+  // two TypeScript processes starting on a loaded 2-core machine took over 60 s (load average 28)
+  const deadline = Date.now() + 120_000
   while (Date.now() < deadline) {
     if (instance.child.exitCode !== null) break
     const ok = await fetch(`http://127.0.0.1:${instance.port}/readyz`).then(
@@ -158,6 +159,7 @@ async function call(
   path: string,
   token?: string,
   payload?: unknown,
+  timeoutMs = 15_000,
 ): Promise<Answer> {
   try {
     const res = await fetch(`http://127.0.0.1:${port}${path}`, {
@@ -167,7 +169,7 @@ async function call(
         ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
       },
       body: payload === undefined ? undefined : JSON.stringify(payload),
-      signal: AbortSignal.timeout(15_000),
+      signal: AbortSignal.timeout(timeoutMs),
     })
     const text = await res.text()
     return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined }
@@ -224,10 +226,17 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
 
     const users: { id: string; token: string }[] = []
     for (let u = 0; u < USERS; u++) {
-      const reg = await call(ports[u % 2]!, 'POST', '/auth/register', undefined, {
-        username: `failover_${u}_${process.pid}`,
-        password: 'failover-password',
-      })
+      const reg = await call(
+        ports[u % 2]!,
+        'POST',
+        '/auth/register',
+        undefined,
+        {
+          username: `failover_${u}_${process.pid}`,
+          password: 'failover-password',
+        },
+        60_000,
+      ) // setup, not under test: the memory-hard KDF is slow on a loaded machine
       expect(reg.status).toBe(201)
       users.push({ id: String(reg.body!.userId), token: String(reg.body!.token) })
     }
@@ -420,5 +429,5 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
       running = false
       await loops
     }
-  }, 150_000)
+  }, 240_000)
 })
