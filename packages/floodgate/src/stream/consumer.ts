@@ -47,7 +47,9 @@ export interface ConsumerStats {
  * - with `membersKey`, shares the streams among the group's live consumers
  *   (a heartbeat each `maintenanceIntervalMs`), reading new entries only from
  *   its own: consumers of one group then apply different partitions at once
- *   instead of all applying every partition and queueing on the same rows.
+ *   instead of all applying every partition and queueing on the same rows;
+ *   a member's streams whose new entries wait `helpAfterMs` are read by the
+ *   others too until caught up (a stalled member delays nobody for long).
  *
  * It uses its own connection (a duplicate of the given client) so its blocking
  * reads never delay the caller's commands.
@@ -68,6 +70,8 @@ export class StreamGroupConsumer {
   private readonly claimCursors = new Map<string, string>()
   /** Streams this consumer reads new entries from: all, or (with `membersKey`) its assigned share. */
   private assigned: readonly StreamSource[]
+  /** With `membersKey`: other members' streams that are behind by `helpAfterMs`, read too until caught up. */
+  private helping: readonly StreamSource[] = []
   private readonly abort = new AbortController()
   private running = false
   private nextMaintenance = 0
@@ -91,9 +95,14 @@ export class StreamGroupConsumer {
     return this.options.consumerName
   }
 
-  /** The streams this consumer currently reads new entries from (every stream without `membersKey`). */
+  /** The streams assigned to this consumer (every stream without `membersKey`). */
   get assignedStreams(): readonly string[] {
     return this.assigned.map((s) => s.stream)
+  }
+
+  /** With `membersKey`: other members' streams it also reads now, since they are `helpAfterMs` behind. */
+  get helpingStreams(): readonly string[] {
+    return this.helping.map((s) => s.stream)
   }
 
   /** Starts the consume loop in the background. Calling it twice is a no-op. */
@@ -142,6 +151,7 @@ export class StreamGroupConsumer {
       oldestUndeliveredAgeMs: 0,
       trimmed: 0,
     }
+    const undeliveredAges: number[] = []
     for (const reply of replies) {
       const [trimmed, length, pending, oldest, firstUndelivered, now, undelivered] = reply as [
         number,
@@ -157,9 +167,19 @@ export class StreamGroupConsumer {
       lag.pending += pending
       lag.undelivered += undelivered
       lag.oldestPendingAgeMs = Math.max(lag.oldestPendingAgeMs, ageMs(oldest, now))
+      undeliveredAges.push(ageMs(firstUndelivered, now))
       lag.oldestUndeliveredAgeMs = Math.max(lag.oldestUndeliveredAgeMs, ageMs(firstUndelivered, now))
     }
     this.metrics?.lag(lag)
+    if (this.options.membersKey !== undefined) {
+      // help with another member's streams whose new entries wait longer than helpAfterMs (their
+      // owner is stalled or overloaded), until they are caught up: a slow member then delays its
+      // partitions by about helpAfterMs, not by memberTtlMs
+      const own = new Set(this.assigned)
+      this.helping = this.options.sources.filter(
+        (s, i) => !own.has(s) && (undeliveredAges[i] ?? 0) >= this.options.helpAfterMs,
+      )
+    }
     return lag
   }
 
@@ -230,7 +250,7 @@ export class StreamGroupConsumer {
    */
   private async readNew(): Promise<StreamEntry[]> {
     const { batchSize } = this.options
-    const sources = this.assigned
+    const sources = this.helping.length > 0 ? [...this.assigned, ...this.helping] : this.assigned
     if (sources.length === 0) {
       // more consumers than streams (or no heartbeat yet): nothing of ours to read
       await this.pause(this.redis.isCluster ? this.options.pollIntervalMs : this.options.blockMs)

@@ -88,6 +88,14 @@ export interface StreamConsumerOptions {
    * @default max(5000, 2 · (maintenanceIntervalMs + blockMs))
    */
   memberTtlMs?: number
+  /**
+   * With `membersKey`: a stream of another member whose oldest undelivered entry is this old (ms)
+   * at a maintenance round is read by this consumer too, until it is caught up — the owner is
+   * stalled or overloaded, and waiting for its `memberTtlMs` would hold the partition's events.
+   * While helping, consumers share that stream (and its rows) as without assignment.
+   * @default 2000
+   */
+  helpAfterMs?: number
   /** prom-client registry for the lag and throughput metrics. @default none (no metrics) */
   registry?: Registry
   /** Metric name prefix. @default `floodgate_stream_` */
@@ -119,6 +127,7 @@ export function resolveConsumerOptions(options: StreamConsumerOptions): Resolved
     maintenanceIntervalMs: 1000,
     metricPrefix: 'floodgate_stream_',
     memberTtlMs: 0,
+    helpAfterMs: 2000,
     ...stripUndefined(options),
     claimIdleMs,
   }
@@ -136,6 +145,7 @@ export function resolveConsumerOptions(options: StreamConsumerOptions): Resolved
     'backoffMaxMs',
     'maintenanceIntervalMs',
     'memberTtlMs',
+    'helpAfterMs',
   ] as const) {
     const value = o[field]
     if (!Number.isSafeInteger(value) || value < 1) {

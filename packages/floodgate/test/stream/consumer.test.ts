@@ -294,8 +294,10 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
         sources,
         consumerName: name,
         membersKey,
-        // generous, so a stalled event loop on a loaded machine does not drop a member mid-test
+        // generous, so a stalled event loop on a loaded machine neither drops a member nor makes
+        // the other one help with its streams mid-test
         memberTtlMs: 30_000,
+        helpAfterMs: 30_000,
         handler: async (entries) => {
           for (const e of entries) {
             const set = readBy.get(e.stream) ?? new Set()
@@ -331,6 +333,59 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
     await until(() => applied.length === 32)
     expect(sources.every((s) => [...(readBy.get(s.stream) ?? [])].join() === 'member-b')).toBe(true)
     expect(new Set(applied).size).toBe(32)
+    for (const s of sources) await until(async () => (await redis.xpending(s.stream, 'g'))[0] === 0)
+  })
+
+  it('reads a stalled member’s streams too once their new entries wait helpAfterMs, long before its TTL', async () => {
+    const sources = [streamPair(), streamPair()]
+    const membersKey = `${prefix}:members:${n}`
+    let release: () => void = () => undefined
+    const stalled = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const byStuck: string[] = []
+    const byHelper: string[] = []
+    // 'a-stuck' owns stream 0 and hangs in its first batch (a stalled instance); its member TTL and
+    // the claim idle time are far away, so only helping can move stream 0's new entries
+    const stuck = consumer({
+      sources,
+      consumerName: 'a-stuck',
+      membersKey,
+      memberTtlMs: 60_000,
+      helpAfterMs: 300,
+      claimIdleMs: 60_000, // the held entry is not claimed: only new entries are helped with
+      handler: async (entries) => {
+        byStuck.push(...entries.map((e) => e.fields.i!))
+        await stalled
+        return undefined
+      },
+    })
+    const helper = consumer({
+      sources,
+      consumerName: 'b-helper',
+      membersKey,
+      memberTtlMs: 60_000,
+      helpAfterMs: 300,
+      claimIdleMs: 60_000,
+      handler: async (entries) => {
+        byHelper.push(...entries.map((e) => e.fields.i!))
+        return undefined
+      },
+    })
+    stuck.start()
+    helper.start()
+    await until(() => stuck.assignedStreams.length === 1 && helper.assignedStreams.length === 1)
+    expect(stuck.assignedStreams).toEqual([sources[0]!.stream])
+    await add(sources[0]!.stream, 1, () => ['i', 'first'])
+    await until(() => byStuck.length === 1) // a-stuck holds 'first' and hangs
+    expect(helper.helpingStreams).toEqual([])
+    await add(sources[0]!.stream, 3, (k) => ['i', `later${k}`])
+    await until(() => byHelper.length === 3)
+    expect(byHelper).toEqual(['later0', 'later1', 'later2'])
+    expect(byStuck).toEqual(['first'])
+    release()
+    // caught up: the helper stops reading stream 0 at its next maintenance round
+    await until(() => helper.helpingStreams.length === 0)
     for (const s of sources) await until(async () => (await redis.xpending(s.stream, 'g'))[0] === 0)
   })
 
