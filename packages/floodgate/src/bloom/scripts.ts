@@ -4,5 +4,7 @@ import { LuaScript } from '../redis/index.js'
 export const checkScript = new LuaScript(new URL('./check-1.lua', import.meta.url))
 /** Batch bit-set on one existing shard (see `add-1.lua`). */
 export const addScript = new LuaScript(new URL('./add-1.lua', import.meta.url))
+/** OR of a staged bitmap into one existing shard (see `merge-2.lua`). */
+export const mergeScript = new LuaScript(new URL('./merge-2.lua', import.meta.url))
 /** Generation switch (see `publish-1.lua`). */
 export const publishScript = new LuaScript(new URL('./publish-1.lua', import.meta.url))
