@@ -9,7 +9,9 @@ export type TtlMs = number | { minMs: number; maxMs: number }
 /**
  * The Bloom gate a key family may put in front of L2 and the loader. Any object
  * with this shape works (floodgate's `BloomFilter` has it). It must fail open:
- * answer `true` ("maybe") when it does not know.
+ * answer `true` ("maybe") when it does not know. The cache takes it to live on
+ * the cache's Redis: while the L2 circuit breaker is open (or half-open) it is
+ * not asked, and every key counts as "maybe".
  */
 export interface BloomGate {
   mightContain(items: readonly string[]): Promise<boolean[]>
