@@ -136,7 +136,13 @@ export class L2Store {
     throw new ScriptContractError('claim', reply)
   }
 
-  /** Runs fill-4.lua. Writes bypass an open breaker's admission: losing a fill only costs a reload. */
+  /**
+   * Runs fill-4.lua. Like the other writes it bypasses an open breaker's admission: the caller
+   * holds the key's lock (its claim got through), and a skipped fill would leave the lock held
+   * for its TTL and every waiter, on every instance, waiting out its deadline. On a dead Redis it
+   * fails at once; on a black-holed one it costs this caller the timeout (only holders whose claim
+   * went through before the breaker opened).
+   */
   async fill(
     key: string,
     envelope: Buffer,
@@ -146,12 +152,14 @@ export class L2Store {
     mode: 'set' | 'nx',
   ): Promise<FillResult | Unavailable> {
     const k = this.keysOf(key)
-    const reply = await this.guard(() =>
-      fillScript.run(
-        this.redis,
-        [k.value, k.version, k.lock, k.wait],
-        [envelope, physicalTtlMs, version, token, mode, this.wakeChannel, key],
-      ),
+    const reply = await this.guard(
+      () =>
+        fillScript.run(
+          this.redis,
+          [k.value, k.version, k.lock, k.wait],
+          [envelope, physicalTtlMs, version, token, mode, this.wakeChannel, key],
+        ),
+      true,
     )
     if (reply === UNAVAILABLE) return reply
     const result = FILL_RESULTS[String(reply)]
