@@ -132,7 +132,9 @@ describe('src/main.ts as a real process', () => {
   it('SIGTERM with a stalled upload open: cuts it before SHUTDOWN_TIMEOUT_MS and still exits 0', async () => {
     const port = await freePort()
     const { child, exited, output } = await start(port, {
-      SHUTDOWN_TIMEOUT_MS: '3000',
+      // the cut comes 1 s before this deadline; the rest of the close (flush consumer, pools) must fit
+      // in that second even on a loaded machine (3 s left 600 ms: exit 1 in CI at load average 30)
+      SHUTDOWN_TIMEOUT_MS: '6000',
       REQUEST_TIMEOUT_MS: '60000',
     })
     await waitReady(port, output)
@@ -147,7 +149,7 @@ describe('src/main.ts as a real process', () => {
     const termAt = Date.now()
     child.kill('SIGTERM')
     expect(await exited, output()).toBe(0)
-    expect(Date.now() - termAt).toBeLessThan(3000 + 2000)
+    expect(Date.now() - termAt).toBeLessThan(6000 + 2000)
     expect(output()).not.toContain('shutdown timed out')
   }, 60_000)
 
