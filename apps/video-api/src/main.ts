@@ -1,4 +1,4 @@
-import { checkEvictionPolicy } from 'floodgate'
+import { checkEvictionPolicy, checkReplicas } from 'floodgate'
 import pino from 'pino'
 import { buildApp } from './app.js'
 import { resolveJwtSecret } from './auth/secret.js'
@@ -52,6 +52,16 @@ async function main(): Promise<void> {
       { cause: eviction.error },
       'could not read Redis maxmemory-policy (CONFIG GET failed); make sure it is noeviction, or likes, play counters and unflushed interaction events could be lost.',
     )
+  if (config.interactionWaitReplicas > 0) {
+    const replicas = await checkReplicas(redis.client, config.interactionWaitReplicas, { timeoutMs: 2000 })
+    if (replicas.enough === false)
+      log.warn(
+        { wanted: config.interactionWaitReplicas, masters: replicas.masters },
+        'INTERACTION_WAIT_REPLICAS exceeds the online replicas of some Redis master: every like, favourite and play written there will answer 503 until enough replicas are online.',
+      )
+    else if (replicas.enough === undefined)
+      log.warn({ cause: replicas.error }, 'could not read the Redis replicas (INFO replication failed)')
+  }
   let database: Awaited<ReturnType<typeof openDatabase>>
   try {
     database = await openDatabase(config)

@@ -153,6 +153,16 @@ describe('src/main.ts as a real process', () => {
     expect(output()).not.toContain('shutdown timed out')
   }, 60_000)
 
+  it('warns at start when INTERACTION_WAIT_REPLICAS exceeds the online replicas, and still starts', async () => {
+    const port = await freePort()
+    // 16 (the maximum) is more than any test Redis has: the single node has none, the CI cluster one per master
+    const { child, exited, output } = await start(port, { INTERACTION_WAIT_REPLICAS: '16' })
+    await waitReady(port, output)
+    expect(output()).toContain('INTERACTION_WAIT_REPLICAS exceeds the online replicas')
+    child.kill('SIGTERM')
+    expect(await exited, output()).toBe(0)
+  }, 60_000)
+
   it('exits with a message naming the field on a bad config value', async () => {
     const { code, out } = await runMainToExit({ PORT: 'abc' })
     expect(code, out).toBe(78)

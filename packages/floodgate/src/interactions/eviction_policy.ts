@@ -1,4 +1,5 @@
-import type { Cluster, Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { askNode, dataNodes } from '../redis/node_probe.js'
 import type { RedisClient } from '../redis/types.js'
 
 /** What {@link checkEvictionPolicy} found. */
@@ -37,7 +38,7 @@ export async function checkEvictionPolicy(
 ): Promise<EvictionPolicyReport> {
   const timeoutMs = options.timeoutMs ?? 2000
   try {
-    const nodes = redis.isCluster ? await clusterMasters(redis as Cluster, timeoutMs) : [redis as Redis]
+    const nodes = await dataNodes(redis, timeoutMs)
     if (nodes.length === 0) return { policies: [], safe: undefined, error: 'no cluster master known' }
     const policies = await Promise.all(nodes.map((node) => readPolicy(node, timeoutMs)))
     if (policies.includes('unknown'))
@@ -49,42 +50,6 @@ export async function checkEvictionPolicy(
 }
 
 async function readPolicy(node: Redis, timeoutMs: number): Promise<string> {
-  const probe = node.duplicate({
-    lazyConnect: false,
-    enableOfflineQueue: true,
-    maxRetriesPerRequest: 0,
-    commandTimeout: timeoutMs,
-    connectTimeout: timeoutMs,
-    retryStrategy: () => null,
-  })
-  probe.on('error', () => undefined) // surfaces as the command's rejection
-  let timer: NodeJS.Timeout | undefined
-  try {
-    const reply = (await Promise.race([
-      probe.call('CONFIG', 'GET', 'maxmemory-policy'),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
-      }),
-    ])) as unknown
-    return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : 'unknown'
-  } finally {
-    clearTimeout(timer)
-    probe.disconnect()
-  }
-}
-
-/** The cluster's masters, waiting up to `timeoutMs` for the client to learn the topology. */
-async function clusterMasters(cluster: Cluster, timeoutMs: number): Promise<Redis[]> {
-  if (cluster.nodes('master').length === 0 && cluster.status !== 'ready') {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs)
-      function done() {
-        clearTimeout(timer)
-        cluster.off('ready', done)
-        resolve()
-      }
-      cluster.once('ready', done)
-    })
-  }
-  return cluster.nodes('master')
+  const reply = await askNode(node, timeoutMs, 'CONFIG', 'GET', 'maxmemory-policy')
+  return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : 'unknown'
 }
