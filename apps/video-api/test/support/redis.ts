@@ -54,21 +54,24 @@ export async function deleteByPrefix(client: Redis | Cluster, prefix: string): P
 
 /** `perKey`: one UNLINK per key (a cluster node refuses a multi-key UNLINK across slots). */
 async function deleteOnNode(node: Redis, prefix: string, perKey: boolean): Promise<number> {
-  let cursor = '0'
   let deleted = 0
-  do {
-    const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    cursor = next
-    if (keys.length === 0) continue
-    if (!perKey) deleted += await node.unlink(...keys)
-    else {
-      const pipeline = node.pipeline()
-      for (const key of keys) pipeline.unlink(key)
-      for (const [error, count] of (await pipeline.exec()) ?? []) {
-        if (error) throw error
-        deleted += Number(count)
+  // keys under the prefix, and keys whose hash tag opens with it (`{prefix…}…`, e.g. a fencing counter)
+  for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
+    let cursor = '0'
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      cursor = next
+      if (keys.length === 0) continue
+      if (!perKey) deleted += await node.unlink(...keys)
+      else {
+        const pipeline = node.pipeline()
+        for (const key of keys) pipeline.unlink(key)
+        for (const [error, count] of (await pipeline.exec()) ?? []) {
+          if (error) throw error
+          deleted += Number(count)
+        }
       }
-    }
-  } while (cursor !== '0')
+    } while (cursor !== '0')
+  }
   return deleted
 }
