@@ -9,15 +9,20 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from './support/database.js'
 import { freePort } from './support/ports.js'
-import { testRedisEnv } from './support/redis.js'
+import { deleteByPrefix, testRedisClient, testRedisEnv } from './support/redis.js'
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), 'va-main-'))
 const schema = uniqueSchema('main')
+// the processes share the test Redis: a key prefix of this run's own, deleted afterwards
+const redisPrefix = `vatest-main-${process.pid}-${Date.now().toString(36)}`
 const children: ChildProcess[] = []
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+  const redis = testRedisClient()
+  await deleteByPrefix(redis, `${redisPrefix}:`)
+  redis.disconnect()
   if (testDbKind === 'pg') await dropSchema(schema)
   rmSync(dataDir, { recursive: true, force: true })
 })
@@ -32,6 +37,7 @@ async function start(
     PORT: String(port),
     HOST: '127.0.0.1',
     ...testRedisEnv(),
+    REDIS_PREFIX: redisPrefix,
     DATA_DIR: dataDir,
     SEED_USERS: '10',
     SEED_VIDEOS: '120',
