@@ -9,16 +9,23 @@ import type { RedisClient } from './types.js'
  *
  * NOSCRIPT (the server lost its script cache: a restart, a failover, `SCRIPT
  * FLUSH`) is answered by one EVAL of the full source, which also re-caches it
- * on that node; later calls go back to EVALSHA. During an outage the calls
+ * on that node; later calls go back to EVALSHA. One reload per process and
+ * script: the first call to see NOSCRIPT sends the EVAL; calls already in flight
+ * when it did wait for it, then send EVALSHA once more (EVAL only if that gets
+ * NOSCRIPT again: another node, or the reload failed). During an outage the calls
  * fail with connection errors, not NOSCRIPT, so nothing is retried per request.
- * The same fallback is what ioredis' `defineCommand` does; this class keeps it
- * independent of the client instance so one script serves every client.
+ * ioredis' `defineCommand` falls back the same way, once per call; this class
+ * keeps it independent of the client instance so one script serves every client.
  */
 export class LuaScript {
   readonly name: string
   readonly source: string
   readonly sha1: string
   readonly numberOfKeys: number
+  /** Reloads this process started; a NOSCRIPT on a command sent before the latest one waits for it. */
+  private generation = 0
+  /** Settles (never rejects) when the latest reload's EVAL has answered. */
+  private reloading: Promise<void> = Promise.resolve()
 
   /**
    * @param url location of the `.lua` file, e.g. `new URL('./acquire-1.lua', import.meta.url)`.
@@ -78,6 +85,7 @@ export class LuaScript {
     if (keys.length !== this.numberOfKeys) {
       throw new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`)
     }
+    const generation = this.generation
     const send = async (name: 'evalsha' | 'eval'): Promise<[unknown, unknown]> => {
       const argv = [name === 'evalsha' ? this.sha1 : this.source, this.numberOfKeys, ...keys, ...args]
       const pipeline = client.pipeline() as unknown as CommandSender & {
@@ -93,7 +101,12 @@ export class LuaScript {
     }
     const attempt = () =>
       send('evalsha').catch((error: unknown) => {
-        if (isNoScript(error)) return send('eval')
+        if (isNoScript(error))
+          return this.recover(
+            generation,
+            () => send('evalsha'),
+            () => send('eval'),
+          )
         throw error
       })
     try {
@@ -115,13 +128,39 @@ export class LuaScript {
    */
   send(client: RedisClient, argv: (string | number | Buffer)[]): Promise<unknown> {
     const sender = client as CommandSender
+    const generation = this.generation
     return sender.sendCommand(command('evalsha', argv, client)).then(undefined, (error: unknown) => {
       if (!isNoScript(error)) throw toStoreError(this.name, error)
       const evalArgv = argv.slice()
       evalArgv[0] = this.source
-      return sender.sendCommand(command('eval', evalArgv, client)).then(undefined, (evalError: unknown) => {
-        throw toStoreError(this.name, evalError)
+      return this.recover(
+        generation,
+        () => sender.sendCommand(command('evalsha', argv, client)),
+        () => sender.sendCommand(command('eval', evalArgv, client)),
+      ).then(undefined, (retryError: unknown) => {
+        throw toStoreError(this.name, retryError)
       })
+    })
+  }
+
+  /**
+   * After NOSCRIPT on a command sent when `generation` reloads had started: if none started
+   * since, this call reloads (`reload`, an EVAL) and the calls in flight wait for it; otherwise
+   * it waits for that reload, then `retry`s (EVALSHA), reloading itself only on NOSCRIPT again.
+   */
+  private recover<T>(generation: number, retry: () => Promise<T>, reload: () => Promise<T>): Promise<T> {
+    if (generation === this.generation) {
+      this.generation++
+      const reloaded = reload()
+      this.reloading = reloaded.then(
+        () => undefined,
+        () => undefined,
+      )
+      return reloaded
+    }
+    return this.reloading.then(retry).catch((error: unknown) => {
+      if (isNoScript(error)) return reload()
+      throw error
     })
   }
 }
