@@ -18,7 +18,9 @@ export interface Lease {
   /**
    * Aborted when the lease is known to be over; `signal.reason` is a
    * {@link LockLostError} whose `reason` says why (`lost`, `expired`, `released`).
-   * Without a watchdog it aborts at the local TTL deadline unless `extend()` moved it.
+   * It aborts (`expired`) at the latest at the local deadline: the send time of the last
+   * successful acquire, `extend()` or watchdog renewal plus its TTL (ms), by the local clock,
+   * whatever the client's command timeout and also while a renewal is still in flight.
    */
   readonly signal: AbortSignal
   /**
@@ -54,7 +56,9 @@ export interface LeaseInit {
 /**
  * @internal The Lease implementation. Keeps a conservative local deadline
  * (send time of the last successful acquire/extend + its TTL): the server's
- * deadline is never earlier than that, up to clock-rate drift.
+ * deadline is never earlier than that, up to clock-rate drift. One timer ends
+ * the lease at that deadline; the watchdog's renewal timer is separate, so a
+ * renewal stuck in flight cannot postpone the end.
  */
 export class RedisLease implements Lease {
   readonly token: string
@@ -65,7 +69,8 @@ export class RedisLease implements Lease {
   private readonly ttlMs: number
   private readonly watchdog: boolean
   private deadline: number
-  private timer: NodeJS.Timeout | undefined
+  private expiryTimer: NodeJS.Timeout | undefined
+  private renewalTimer: NodeJS.Timeout | undefined
 
   constructor(init: LeaseInit) {
     this.redis = init.redis
@@ -75,7 +80,8 @@ export class RedisLease implements Lease {
     this.ttlMs = init.ttlMs
     this.watchdog = init.watchdog
     this.deadline = init.sentAt + init.ttlMs
-    this.schedule()
+    this.armExpiry()
+    this.scheduleRenewal()
   }
 
   get signal(): AbortSignal {
@@ -106,18 +112,25 @@ export class RedisLease implements Lease {
       return false
     }
     this.deadline = sentAt + ttlMs
-    this.schedule()
+    this.armExpiry()
+    this.scheduleRenewal()
     return true
   }
 
-  /** Arms the next watchdog renewal, or (no watchdog) the local expiry. */
-  private schedule(delayMs?: number): void {
-    clearTimeout(this.timer)
+  /** (Re)arms the end of the lease at the local deadline. */
+  private armExpiry(): void {
+    clearTimeout(this.expiryTimer)
     if (this.controller.signal.aborted) return
-    const untilDeadline = Math.max(0, this.deadline - Date.now())
-    const delay = this.watchdog ? (delayMs ?? Math.floor(this.ttlMs / 3)) : untilDeadline
-    this.timer = setTimeout(() => (this.watchdog ? void this.renew() : this.end('expired')), delay)
-    this.timer.unref()
+    this.expiryTimer = setTimeout(() => this.end('expired'), Math.max(0, this.deadline - Date.now()))
+    this.expiryTimer.unref()
+  }
+
+  /** With the watchdog, arms the next renewal: `ttlMs / 3` after a success, `delayMs` after an error. */
+  private scheduleRenewal(delayMs = Math.floor(this.ttlMs / 3)): void {
+    clearTimeout(this.renewalTimer)
+    if (!this.watchdog || this.controller.signal.aborted) return
+    this.renewalTimer = setTimeout(() => void this.renew(), delayMs)
+    this.renewalTimer.unref()
   }
 
   /** One watchdog tick: renew; on a Redis error retry soon, giving up when the TTL would have passed. */
@@ -130,13 +143,13 @@ export class RedisLease implements Lease {
       if (this.controller.signal.aborted) return
       const retryMs = Math.max(10, Math.floor(this.ttlMs / 10))
       if (Date.now() + retryMs >= this.deadline) this.end('expired', error)
-      else this.schedule(retryMs)
+      else this.scheduleRenewal(retryMs)
     }
   }
 
   private end(reason: 'lost' | 'expired' | 'released', cause?: unknown): void {
-    clearTimeout(this.timer)
-    this.timer = undefined
+    clearTimeout(this.expiryTimer)
+    clearTimeout(this.renewalTimer)
     if (this.controller.signal.aborted) return
     const options = cause === undefined ? undefined : { cause }
     this.controller.abort(new LockLostError(this.lockKey, reason, options))

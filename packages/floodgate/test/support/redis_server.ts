@@ -84,6 +84,16 @@ export class PrivateRedis {
     }
   }
 
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered (a black hole). */
+  pause(): void {
+    this.child?.kill('SIGSTOP')
+  }
+
+  /** Lets a paused server run again (SIGCONT); it answers what queued up meanwhile. */
+  resume(): void {
+    this.child?.kill('SIGCONT')
+  }
+
   /** Kills the server (SIGKILL: no clean shutdown) and waits for the process to exit. */
   async kill(): Promise<void> {
     const child = this.child
