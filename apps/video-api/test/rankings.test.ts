@@ -185,6 +185,7 @@ describe('counts in video payloads', () => {
     expect(metrics).toMatch(/floodgate_counters_stale_reads_total\{reason="epoch-missing"\} [1-9]/)
     expect(metrics).toMatch(/floodgate_counters_rebuilds_total\{outcome="rebuilt"\} [1-9]/)
     expect(metrics).toContain('floodgate_counters_serving 1')
+    expect(metrics).toContain('floodgate_rankings_corrupt_scores_total 0')
     const fresh = (await app.inject(`/videos/${v[1]}`)).json()
     expect(fresh).toMatchObject({ likeCount: 3 })
     expect(fresh).not.toHaveProperty('countsStale')

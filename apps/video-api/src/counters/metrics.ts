@@ -13,7 +13,8 @@ export interface CountersMetrics {
 /**
  * `floodgate_counters_serving` (1 while Redis counts are served, 0 while the DB columns are),
  * `floodgate_counters_stale_reads_total{reason}`, `floodgate_counters_rebuilds_total{outcome}`,
- * `floodgate_rankings_window_recomputes_total` (merged trending results this instance recomputed).
+ * `floodgate_rankings_window_recomputes_total` (merged trending results this instance recomputed),
+ * `floodgate_rankings_corrupt_scores_total` (members left out of rankings: a non-finite stored score).
  */
 export function registerCountersMetrics(
   registry: Registry,
@@ -33,6 +34,14 @@ export function registerCountersMetrics(
     registers: [registry],
     collect() {
       this.set(counters().rankings.stats.recomputes)
+    },
+  })
+  new Gauge({
+    name: 'floodgate_rankings_corrupt_scores_total',
+    help: 'Ranking members left out of answers because their stored score was not a finite number (a foreign write)',
+    registers: [registry],
+    collect() {
+      this.set(counters().rankings.stats.corruptScores)
     },
   })
   const stale = new Counter({

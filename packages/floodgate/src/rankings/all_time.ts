@@ -6,7 +6,8 @@ import type { RankingMetric } from './types.js'
 
 /**
  * Reads the all-time top `limit` of every partition in one pipelined round
- * trip (`ZREVRANGE 0 limit−1 WITHSCORES` per partition ZSET).
+ * trip (`ZREVRANGE 0 limit−1 WITHSCORES` per partition ZSET). Members with a
+ * non-finite score are left out and passed to `onCorrupt`.
  * @throws {StoreUnavailableError} when Redis fails.
  */
 export async function readAllTimeTops(
@@ -14,6 +15,7 @@ export async function readAllTimeTops(
   keys: InteractionKeys,
   metric: RankingMetric,
   limit: number,
+  onCorrupt?: () => void,
 ): Promise<{ id: string; score: number }[][]> {
   const batch = new SlotBatch(redis)
   for (let p = 0; p < keys.partitions; p++) {
@@ -21,5 +23,5 @@ export async function readAllTimeTops(
     batch.add(key, (pipe) => pipe.zrevrange(key, 0, limit - 1, 'WITHSCORES'))
   }
   const replies = await batch.exec('all-time ranking read')
-  return replies.map(parseWithScores)
+  return replies.map((reply) => parseWithScores(reply, onCorrupt))
 }

@@ -80,7 +80,7 @@ export class BucketRankings implements Rankings {
     return ['all', ...this.windows.keys()]
   }
 
-  /** What the window cache did in this process. */
+  /** What the window cache did in this process; `corruptScores` counts all-time reads too. */
   get stats(): Readonly<WindowCacheStats> {
     return this.cache.stats
   }
@@ -88,7 +88,14 @@ export class BucketRankings implements Rankings {
   async top(query: TopQuery): Promise<RankedVideo[]> {
     const metric = assertQuery(query, this.topK)
     if (query.window === 'all') {
-      return mergeTops(await readAllTimeTops(this.options.redis, this.keys, metric, query.limit), query.limit)
+      const tops = await readAllTimeTops(
+        this.options.redis,
+        this.keys,
+        metric,
+        query.limit,
+        this.cache.countCorrupt,
+      )
+      return mergeTops(tops, query.limit)
     }
     return mergeTops(
       await this.cache.tops(metric, windowOf(this.windows, query.window), query.limit),

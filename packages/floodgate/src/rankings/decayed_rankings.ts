@@ -42,9 +42,12 @@ export interface DecayedRankingsOptions {
 export class DecayedRankings implements Rankings {
   readonly keys: InteractionKeys
   readonly topK: number
+  /** Members left out of `top()` answers in this process because their stored score was not finite. */
+  readonly stats = { corruptScores: 0 }
   private readonly windows: Map<string, ResolvedWindow>
   private readonly originMs: number
 
+  /** @throws {InvalidArgumentError} for invalid options (a window's `halfLifeMs` below 1 ms among them). */
   constructor(private readonly options: DecayedRankingsOptions) {
     const layout = resolveLayout(options)
     this.keys = layout.keys
@@ -91,6 +94,10 @@ export class DecayedRankings implements Rankings {
     const [seconds, micros] = replies[0] as [string, string]
     const t = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.originMs
     const lambdaT = decayRatePerMs(window.halfLifeMs) * t
-    return mergeTops(replies.slice(1).map(parseWithScores), query.limit, (s) => Math.exp(s - lambdaT))
+    const countCorrupt = () => {
+      this.stats.corruptScores++
+    }
+    const parts = replies.slice(1).map((reply) => parseWithScores(reply, countCorrupt))
+    return mergeTops(parts, query.limit, (s) => Math.exp(s - lambdaT))
   }
 }

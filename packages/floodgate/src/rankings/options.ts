@@ -9,6 +9,12 @@ import {
   type WindowSpec,
 } from './types.js'
 
+/**
+ * Shortest half-life a window accepts (ms): event times are whole ms, and far below it
+ * the half-life in minutes rounds to 0 (bucket weights) and λ·t overflows (decayed design).
+ */
+export const MIN_HALF_LIFE_MS = 1
+
 /** A window after validation: whole minutes and a half-life in minutes. */
 export interface ResolvedWindow {
   name: string
@@ -21,7 +27,7 @@ export interface ResolvedWindow {
 
 /**
  * Validates the window table: names other than `all`, lengths that are whole
- * minutes between 1 min and 24 h, finite positive half-lives.
+ * minutes between 1 min and 24 h, finite half-lives of at least {@link MIN_HALF_LIFE_MS}.
  * @throws {InvalidArgumentError} naming the offending window.
  */
 export function resolveWindows(windows: Readonly<Record<string, WindowSpec>> = DEFAULT_WINDOWS) {
@@ -38,8 +44,11 @@ export function resolveWindows(windows: Readonly<Record<string, WindowSpec>> = D
     if (spec.windowMs > 86_400_000)
       throw new InvalidArgumentError(`${field}.windowMs`, 'buckets live 24 h + margin: at most 86400000')
     const halfLifeMs = spec.halfLifeMs ?? spec.windowMs / 4
-    if (!Number.isFinite(halfLifeMs) || halfLifeMs <= 0)
-      throw new InvalidArgumentError(`${field}.halfLifeMs`, 'must be a finite number > 0 (ms)')
+    if (!Number.isFinite(halfLifeMs) || halfLifeMs < MIN_HALF_LIFE_MS)
+      throw new InvalidArgumentError(
+        `${field}.halfLifeMs`,
+        `must be a finite number ≥ ${MIN_HALF_LIFE_MS} (ms), got ${halfLifeMs}`,
+      )
     if (spec.cacheTtlMs !== undefined) assertIntegerIn(`${field}.cacheTtlMs`, spec.cacheTtlMs, 1, 3_600_000)
     resolved.set(name, {
       name,

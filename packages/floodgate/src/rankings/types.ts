@@ -23,7 +23,7 @@ export interface WindowSpec {
   /** Length of the window (ms); a whole number of minutes. */
   windowMs: number
   /**
-   * Half-life of the time decay (ms): an event this old counts half.
+   * Half-life of the time decay (ms): an event this old counts half. A finite number ≥ 1.
    * @default windowMs / 4
    */
   halfLifeMs?: number

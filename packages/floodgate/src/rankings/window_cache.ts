@@ -30,6 +30,8 @@ export interface WindowCacheStats {
   staleServed: number
   /** Partitions computed privately (no cached result and the wait ran out); nothing shared was written. */
   privateComputes: number
+  /** Members left out of an answer because their stored score was not a finite number (a foreign write). */
+  corruptScores: number
 }
 
 type Entries = { id: string; score: number }[]
@@ -52,7 +54,11 @@ interface Probe {
  * compute into a private key and delete it.
  */
 export class WindowCache {
-  readonly stats: WindowCacheStats = { recomputes: 0, staleServed: 0, privateComputes: 0 }
+  readonly stats: WindowCacheStats = { recomputes: 0, staleServed: 0, privateComputes: 0, corruptScores: 0 }
+  /** Counts a member {@link parseWithScores} left out; also passed to the all-time read. */
+  readonly countCorrupt = (): void => {
+    this.stats.corruptScores++
+  }
 
   constructor(
     private readonly redis: RedisClient,
@@ -127,7 +133,7 @@ export class WindowCache {
         won: replies[base] === 'OK',
         ready: replies[base + 1] === READY,
         exists: replies[base + 2] === 1,
-        rows: parseWithScores(replies[base + 3]),
+        rows: parseWithScores(replies[base + 3], this.countCorrupt),
       }
     })
     return { nowMs, states }
@@ -168,7 +174,7 @@ export class WindowCache {
       'window ranking recompute',
     )
     this.stats.recomputes++
-    return parseWithScores(replies[4])
+    return parseWithScores(replies[4], this.countCorrupt)
   }
 
   private async privateCompute(
@@ -188,6 +194,6 @@ export class WindowCache {
       'window ranking private compute',
     )
     this.stats.privateComputes++
-    return parseWithScores(replies[1])
+    return parseWithScores(replies[1], this.countCorrupt)
   }
 }

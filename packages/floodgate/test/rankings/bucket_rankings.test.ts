@@ -99,6 +99,33 @@ describe('trending windows (minute buckets)', () => {
     expect(top.map((e) => e.videoId)).toEqual(['10', '9'])
   })
 
+  it('refuses a half-life under 1 ms when built, not at the first top()', () => {
+    for (const halfLifeMs of [5e-324, 1e-300, 0.5, Number.NaN, -1]) {
+      expect(() =>
+        createRankings({ redis, prefix, windows: { '1h': { windowMs: 3_600_000, halfLifeMs } } }),
+      ).toThrow(InvalidArgumentError)
+    }
+    expect(() =>
+      createRankings({ redis, prefix, windows: { '1h': { windowMs: 3_600_000, halfLifeMs: 1 } } }),
+    ).not.toThrow()
+  })
+
+  it('leaves out members with a non-finite score (a foreign write) and counts them', async () => {
+    await seedBucket('plays', 0, { '1': 2, '2': 1 })
+    const minute = await redisMinute()
+    await redis.zadd(keys.rankMinute(keys.partitionOf('3'), 'plays', minute), '-inf', toMember('3'))
+    await redis.zadd(keys.rankMinute(keys.partitionOf('4'), 'plays', minute - 1), 'inf', toMember('4'))
+    await redis.zadd(keys.rankAll(keys.partitionOf('5'), 'plays'), '-inf', toMember('5'))
+    await seedAll('plays', { '6': 3 })
+    const rankings = createRankings({ redis, prefix, partitions: P })
+    const hour = await rankings.top({ metric: 'plays', window: '1h', limit: 10 })
+    expect(hour.map((e) => e.videoId)).toEqual(['1', '2'])
+    expect(rankings.stats.corruptScores).toBe(2)
+    const all = await rankings.top({ metric: 'plays', window: 'all', limit: 10 })
+    expect(all.map((e) => e.videoId)).toEqual(['6'])
+    expect(rankings.stats.corruptScores).toBe(3)
+  })
+
   it('serves the cached result until it expires, then recomputes', async () => {
     await seedBucket('plays', 0, { '1': 1 })
     const rankings = createRankings({ redis, prefix, partitions: P, cacheTtlMs: 300 })

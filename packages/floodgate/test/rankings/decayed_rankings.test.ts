@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import {
   DecayedRankings,
   decayRatePerMs,
+  InvalidArgumentError,
   LuaScript,
   StoreUnavailableError,
   toMember,
@@ -55,14 +56,19 @@ describe('decay-add-1.lua', () => {
   })
 })
 
+/** Decayed rankings over 2 partitions with one 1 h window (half-life 15 min). */
+const hourRankings = (keyPrefix: string, originMs?: number) =>
+  new DecayedRankings({
+    redis,
+    prefix: keyPrefix,
+    partitions: 2,
+    windows: { '1h': { windowMs: 3_600_000 } },
+    ...(originMs === undefined ? {} : { originMs }),
+  })
+
 describe('DecayedRankings', () => {
   it('ranks by decayed count, ties newer first, across partitions', async () => {
-    const rankings = new DecayedRankings({
-      redis,
-      prefix,
-      partitions: 2,
-      windows: { '1h': { windowMs: 3_600_000 } },
-    })
+    const rankings = hourRankings(prefix)
     for (let i = 0; i < 3; i++) await rankings.record('5', 'likes')
     await rankings.record('8', 'likes')
     await rankings.record('8', 'likes')
@@ -72,5 +78,35 @@ describe('DecayedRankings', () => {
     // Half-life 15 min: seconds-old events keep nearly full weight.
     expect(top[0]!.score).toBeGreaterThan(2.99)
     expect(top[0]!.score).toBeLessThanOrEqual(3.0001)
+  })
+
+  it('keeps events older than originMs: the decayed count, not the log-space score, must be > 0', async () => {
+    // every event lands before the origin: log-space scores < 0
+    const rankings = hourRankings(`${prefix}:origin`, Date.now() + 60_000)
+    await rankings.record('5', 'likes')
+    await rankings.record('6', 'likes')
+    await rankings.record('6', 'likes')
+    const top = await rankings.top({ metric: 'likes', window: '1h', limit: 10 })
+    expect(top.map((e) => e.videoId)).toEqual(['6', '5'])
+    expect(top[1]!.score).toBeCloseTo(1, 2)
+  })
+
+  it('refuses a half-life under 1 ms when built, not as an outage at record()', () => {
+    for (const halfLifeMs of [1e-300, 5e-324, 0.5]) {
+      expect(
+        () => new DecayedRankings({ redis, prefix, windows: { '1h': { windowMs: 3_600_000, halfLifeMs } } }),
+      ).toThrow(InvalidArgumentError)
+    }
+  })
+
+  it('leaves out a member whose stored score is not finite and counts it', async () => {
+    const rankings = hourRankings(`${prefix}:corrupt`)
+    await rankings.record('7', 'plays')
+    const foreign = new InteractionKeys(`${prefix}:corrupt`, 2)
+    await redis.zadd(decayedKey(foreign, 0, 'plays', '1h'), '-inf', toMember('8'))
+    await redis.zadd(decayedKey(foreign, 1, 'plays', '1h'), 'inf', toMember('9'))
+    const top = await rankings.top({ metric: 'plays', window: '1h', limit: 10 })
+    expect(top.map((e) => e.videoId)).toEqual(['7'])
+    expect(rankings.stats.corruptScores).toBe(2)
   })
 })
