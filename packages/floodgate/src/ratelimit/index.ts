@@ -8,12 +8,13 @@ export {
 export type { PolicyOptions } from './policy.js'
 export { createRateLimiter, type RateLimiterOptions } from './redis_rate_limiter.js'
 export { RATE_LIMIT_AREA, rateLimitKeys } from './redis_scripts.js'
-export type {
-  LimitOptions,
-  MemoryRateLimitAlgorithm,
-  RateLimitAlgorithm,
-  RateLimiter,
-  RateLimitPolicy,
-  RateLimitResult,
-  RateLimitSource,
+export {
+  type LimitOptions,
+  type MemoryRateLimitAlgorithm,
+  RATE_LIMIT_ALGORITHMS,
+  type RateLimitAlgorithm,
+  type RateLimiter,
+  type RateLimitPolicy,
+  type RateLimitResult,
+  type RateLimitSource,
 } from './types.js'

@@ -1,14 +1,6 @@
 import { InvalidArgumentError } from '../errors/index.js'
-import type { RateLimitAlgorithm, RateLimitPolicy } from './types.js'
+import { RATE_LIMIT_ALGORITHMS, type RateLimitAlgorithm, type RateLimitPolicy } from './types.js'
 import { nonEmptyString, positiveInteger } from './validate.js'
-
-const algorithms: readonly RateLimitAlgorithm[] = [
-  'fixedWindow',
-  'slidingLog',
-  'slidingWindow',
-  'tokenBucket',
-  'gcra',
-]
 
 /** The options every limiter shares. */
 export interface PolicyOptions<A extends RateLimitAlgorithm = RateLimitAlgorithm> {
@@ -35,7 +27,7 @@ export interface PolicyOptions<A extends RateLimitAlgorithm = RateLimitAlgorithm
  */
 export function resolvePolicy<A extends RateLimitAlgorithm>(
   options: PolicyOptions<A>,
-  allowed: readonly A[] = algorithms as readonly A[],
+  allowed: readonly A[] = RATE_LIMIT_ALGORITHMS as readonly A[],
 ): RateLimitPolicy {
   if (!allowed.includes(options.algorithm)) {
     throw new InvalidArgumentError(

@@ -1,6 +1,15 @@
 /** The algorithms a Redis limiter runs; see each Lua file's header for the exact rule and its source. */
 export type RateLimitAlgorithm = 'fixedWindow' | 'slidingLog' | 'slidingWindow' | 'tokenBucket' | 'gcra'
 
+/** Every algorithm a Redis limiter runs. */
+export const RATE_LIMIT_ALGORITHMS: readonly RateLimitAlgorithm[] = [
+  'fixedWindow',
+  'slidingLog',
+  'slidingWindow',
+  'tokenBucket',
+  'gcra',
+]
+
 /** The algorithms the in-memory limiter runs (bounded LRU state). */
 export type MemoryRateLimitAlgorithm = 'slidingWindow' | 'tokenBucket'
 

@@ -1,7 +1,15 @@
-import { describe, expect, it } from 'vitest'
-import { InvalidArgumentError, type RateLimitResult, rateLimitHeaders } from '../../src/index.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  createRateLimiter,
+  InvalidArgumentError,
+  RATE_LIMIT_ALGORITHMS,
+  type RateLimitResult,
+  rateLimitHeaders,
+} from '../../src/index.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-// Test 5 (unit level): header values and units against draft-ietf-httpapi-ratelimit-headers-10.
+// Test 5: header values and units against draft-ietf-httpapi-ratelimit-headers-11, unit level,
+// then from real Redis decisions of every algorithm.
 const policy = { name: 'api', algorithm: 'slidingWindow', limit: 100, windowMs: 60_000, burst: 100 } as const
 const nowMs = 1_800_000_000_250
 
@@ -63,7 +71,68 @@ describe('rateLimitHeaders', () => {
     expect(headers.RateLimit).toBe('"burst";r=42;t=0')
   })
 
+  it('sliding window: t and X-RateLimit-Reset stop at the current window end, not the full restore', () => {
+    // one call 20.25 s into an aligned 60 s window: it ends in 39.75 s; the count decays to 0
+    // only at the end of the next window, 99.75 s away
+    const at = 1_800_000_020_250
+    const headers = rateLimitHeaders(result({ nowMs: at, remaining: 99, resetAtMs: 1_800_000_120_000 }))
+    expect(headers.RateLimit).toBe('"api";r=99;t=40')
+    expect(headers['X-RateLimit-Reset']).toBe('1800000060')
+  })
+
+  it('a rejected wait longer than the window: t = w, Retry-After the full wait', () => {
+    const headers = rateLimitHeaders(result({ allowed: false, remaining: 0, retryAfterMs: 100_500 }))
+    expect(headers.RateLimit).toBe('"api";r=0;t=60')
+    expect(headers['Retry-After']).toBe('101')
+  })
+
+  it('token bucket with burst above the rate: t ≤ w although a full bucket is further away', () => {
+    const bucket = { ...policy, algorithm: 'tokenBucket', burst: 500 } as const
+    const headers = rateLimitHeaders(result({ policy: bucket, resetAtMs: nowMs + 240_000 }))
+    expect(headers.RateLimit).toBe('"api";r=42;t=60')
+    expect(headers['X-RateLimit-Reset']).toBe(String(Math.ceil((nowMs + 60_000) / 1000)))
+  })
+
   it('refuses a name that would break the structured field', () => {
     expect(() => rateLimitHeaders(result({}), { name: 'a"b' })).toThrow(InvalidArgumentError)
   })
+})
+
+describe('rateLimitHeaders from Redis decisions', () => {
+  const redis = testRedisClient()
+  const prefix = uniquePrefix('rl-headers')
+  afterAll(async () => {
+    await deleteByPrefix(redis, prefix)
+    redis.disconnect()
+  })
+  const field = (headers: Record<string, string>, param: string) =>
+    Number(new RegExp(`;${param}=(\\d+)`).exec(`${headers.RateLimit};${headers['RateLimit-Policy']}`)![1])
+
+  for (const algorithm of RATE_LIMIT_ALGORITHMS) {
+    it(`${algorithm}: t ≤ w and X-RateLimit-Reset ≤ now + w, allowed and rejected`, async () => {
+      // burst 3× the rate: a full bucket is 3 windows away
+      const limiter = createRateLimiter({
+        redis,
+        prefix,
+        algorithm,
+        limit: 4,
+        burst: 12,
+        windowMs: 60_000,
+        timeoutMs: 2000,
+        fallback: 'failClosed',
+      })
+      const results: RateLimitResult[] = []
+      for (let i = 0; i < 14; i++) results.push(await limiter.limit('user', { cost: i === 0 ? 1 : 2 }))
+      expect(results.some((r) => !r.allowed)).toBe(true)
+      for (const r of results) {
+        expect(r.source).toBe('redis')
+        const headers = rateLimitHeaders(r)
+        const t = field(headers, 't')
+        expect(field(headers, 'w')).toBe(60)
+        expect(t, JSON.stringify(headers)).toBeLessThanOrEqual(60)
+        expect(Number(headers['X-RateLimit-Reset'])).toBeLessThanOrEqual(Math.ceil(r.nowMs / 1000) + 60)
+        if (!r.allowed) expect(Number(headers['Retry-After'])).toBeGreaterThanOrEqual(t)
+      }
+    })
+  }
 })
