@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRedisClient, KeySpace, type LockLostError, Mutex, type RedisClient } from '../../src/index.js'
+import { spawnWorker } from '../support/processes.js'
 import { PrivateRedis } from '../support/redis_server.js'
+import { StallingProxy } from '../support/stalling_proxy.js'
 
 // A watchdog lease whose renewals cannot reach Redis (the server frozen by SIGSTOP) aborts its
 // signal at the local deadline (TTL since the last successful renewal), whatever the client's
@@ -60,4 +62,42 @@ describe('lease signal at the local deadline', () => {
       client.disconnect()
     })
   }
+
+  it('a holder behind a stalled proxy learns of the loss by the time another process holds the lock', async () => {
+    const proxy = await StallingProxy.start(server.port)
+    const holder = spawnWorker(new URL('./stalled_holder.worker.ts', import.meta.url), [
+      proxy.url,
+      'stalled-proxy',
+      String(TTL_MS),
+      '2000',
+    ])
+    const client = await connect(2000)
+    try {
+      const { sentAt, fencingToken } = (await holder.waitFor(
+        (m) => (m as { acquired?: boolean }).acquired === true,
+      )) as { sentAt: number; fencingToken: number }
+      proxy.stall()
+      // this process, connected directly, takes the lock as soon as Redis lets it go
+      const mutex = Mutex.named(client, new KeySpace('lease'), 'stalled-proxy')
+      let next = await mutex.tryAcquire()
+      while (!next) next = await mutex.tryAcquire()
+      const nextAt = Date.now()
+      const { abortedAt, reason } = (await holder.waitFor(
+        (m) => typeof (m as { abortedAt?: number }).abortedAt === 'number',
+        10_000,
+      )) as { abortedAt: number; reason: string }
+      expect(next.fencingToken).toBe(fencingToken + 1)
+      expect(reason).toBe('expired')
+      expect(nextAt - sentAt).toBeGreaterThanOrEqual(TTL_MS) // Redis kept the lock for the whole TTL
+      expect(abortedAt - sentAt).toBeLessThan(TTL_MS + SLACK_MS)
+      // only timer lag apart (the bug: 1.6 s after the other process took over)
+      expect(abortedAt - nextAt).toBeLessThan(150)
+      await next.release()
+    } finally {
+      holder.child.kill()
+      await holder.exited
+      client.disconnect()
+      await proxy.close()
+    }
+  })
 })
