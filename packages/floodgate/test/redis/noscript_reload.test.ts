@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRateLimiter, createRedisClient, type RedisClient } from '../../src/index.js'
+import { createRateLimiter, createRedisClient, LuaScript, type RedisClient } from '../../src/index.js'
 import { spawnWorker } from '../support/processes.js'
 import { PrivateRedis } from '../support/redis_server.js'
 
@@ -57,6 +57,22 @@ describe('LuaScript reload after NOSCRIPT', () => {
     await client.config('RESETSTAT')
     await limiter.limit('after')
     expect(await commandCalls()).toMatchObject({ evalsha: 1 })
+  })
+
+  it(`${CALLERS} concurrent runFollowedBy (script + WAIT in one pipeline) after SCRIPT FLUSH: one EVAL`, async () => {
+    const extend = new LuaScript(new URL('../../src/lock/extend-1.lua', import.meta.url))
+    const run = (i: number) =>
+      extend.runFollowedBy(client, [`noscript:follow:{${i}}`], ['token', 1000], {
+        name: 'wait',
+        args: [0, 0],
+      })
+    await run(0)
+    await flushScriptsAndStats()
+    const replies = await Promise.all(Array.from({ length: CALLERS }, (_, i) => run(i)))
+    expect(replies).toEqual(Array.from({ length: CALLERS }, () => [0, 0])) // no key: not extended; 0 replicas
+    const calls = await commandCalls()
+    expect(calls.eval ?? 0).toBe(1)
+    expect(calls.wait).toBe(2 * CALLERS)
   })
 
   it(`3 processes × ${CALLERS} callers after SCRIPT FLUSH: one EVAL per process`, async () => {
