@@ -39,6 +39,7 @@ describe('lease signal at the local deadline', () => {
       const lease = await mutex.tryAcquire()
       if (!lease) throw new Error('not acquired')
       server.pause()
+      const pausedAt = Date.now()
       try {
         const aborted = await Promise.race([
           new Promise<number>((resolve) =>
@@ -52,6 +53,8 @@ describe('lease signal at the local deadline', () => {
         expect(aborted).toBeLessThan(TTL_MS + SLACK_MS)
         expect((lease.signal.reason as LockLostError).reason).toBe('expired')
         expect(await lease.extend()).toBe(false) // no Redis call once aborted
+        // stay frozen well past the server's TTL, so the renewal queued meanwhile finds the key gone
+        await new Promise((resolve) => setTimeout(resolve, PAUSE_MS - (Date.now() - pausedAt)))
       } finally {
         server.resume()
       }
