@@ -84,12 +84,12 @@ export class PrivateRedis {
     }
   }
 
-  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered (a black hole). */
+  /** Black-holes the server (SIGSTOP): connections stay open, nothing is answered. */
   pause(): void {
     this.child?.kill('SIGSTOP')
   }
 
-  /** Lets a paused server run again (SIGCONT); it answers what queued up meanwhile. */
+  /** Undoes {@link pause} (SIGCONT). */
   resume(): void {
     this.child?.kill('SIGCONT')
   }
