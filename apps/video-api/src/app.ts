@@ -126,9 +126,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addSchema(Video)
   registerProblemHandler(app)
   registerAuth(app, tokens)
+  // the flush consumer's member set counts the live instances (it starts below)
+  let liveInstances = () => 1
   if (options.rateLimit) {
     await app.register(rateLimitPlugin, {
       ...options.rateLimit,
+      liveInstances: () => liveInstances(),
       redis: options.redis,
       onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
     })
@@ -155,6 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       log: app.log,
       settings: { partitions: options.interactions?.partitions, ...settings },
     })
+    liveInstances = () => flush.liveMembers
     app.addHook('onClose', () => flush.stop())
   }
   healthRoutes(app, deps)

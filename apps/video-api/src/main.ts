@@ -99,7 +99,11 @@ async function main(): Promise<void> {
     connectionTimeoutMs: config.connectionTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     logger: { level: config.logLevel },
-    counters: { adminUserIds: adminIds(config) },
+    counters: {
+      adminUserIds: adminIds(config),
+      readTimeoutMs: config.redisCommandTimeoutMs,
+      readMaxWaitMs: config.redisMaxWaitMs,
+    },
     interactions: interactionsFromConfig(config).interactions,
     interactionFlush: interactionsFromConfig(config).flush,
     trustProxy: parseTrustProxy(config.trustProxy),

@@ -84,7 +84,14 @@ export const fields = {
     toml: 'redis_command_timeout_ms',
     default: '50',
     type: { kind: 'int', min: 1, max: 60_000 },
-    doc: 'Per-command Redis timeout (ms).',
+    doc: 'Idle event-loop time (ms) a request-path Redis call (cache, counts, rate limit) gets before it counts as failed; time this process spent busy elsewhere does not count, so a burst does not make a healthy Redis look dead.',
+  },
+  redisMaxWaitMs: {
+    env: 'REDIS_MAX_WAIT_MS',
+    toml: 'redis_max_wait_ms',
+    default: '2000',
+    type: { kind: 'int', min: 1, max: 60_000 },
+    doc: 'Longest wall-clock wait (ms) of any Redis command however busy the process (the client command timeout); must not be below REDIS_COMMAND_TIMEOUT_MS.',
   },
   cacheEnabled: {
     env: 'CACHE_ENABLED',
@@ -362,9 +369,9 @@ export const fields = {
   rateLimitInsurancePercent: {
     env: 'RATE_LIMIT_INSURANCE_PERCENT',
     toml: 'rate_limit_insurance_percent',
-    default: '100',
-    type: { kind: 'int', min: 1, max: 100 },
-    doc: 'Share of each quota one instance grants on its own during a Redis outage (%); 100 / instances keeps the total.',
+    default: '0',
+    type: { kind: 'int', min: 0, max: 100 },
+    doc: "Share of each quota one instance grants on its own during a Redis outage (%); 0 = 100 / the live instances (the interaction flush's member set, so the total stays near the quota as instances come and go; 100 % without the flush).",
   },
   rateLimitTimeoutMs: {
     env: 'RATE_LIMIT_TIMEOUT_MS',

@@ -84,6 +84,16 @@ export class PrivateRedis {
     }
   }
 
+  /** Black-holes the server (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void {
+    this.child?.kill('SIGSTOP')
+  }
+
+  /** Undoes {@link pause} (SIGCONT). */
+  resume(): void {
+    this.child?.kill('SIGCONT')
+  }
+
   /** Kills the server (SIGKILL: no clean shutdown) and waits for the process to exit. */
   async kill(): Promise<void> {
     const child = this.child
