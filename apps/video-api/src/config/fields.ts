@@ -420,7 +420,7 @@ export const fields = {
     toml: 'interaction_wait_timeout_ms',
     default: '25',
     type: { kind: 'int', min: 1, max: 60_000 },
-    doc: 'Longest wait for those replica confirmations (ms); must be below REDIS_COMMAND_TIMEOUT_MS. Unused (and not checked) when INTERACTION_WAIT_REPLICAS is 0.',
+    doc: 'Longest wait for those replica confirmations (ms); must be below REDIS_MAX_WAIT_MS. Unused (and not checked) when INTERACTION_WAIT_REPLICAS is 0.',
   },
   flushBatchSize: {
     env: 'FLUSH_BATCH_SIZE',
