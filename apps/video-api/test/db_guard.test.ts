@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config/index.js'
-import { dbGuardFromConfig } from '../src/db/guard.js'
+import { createDbGuard, dbGuardFromConfig } from '../src/db/guard.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
 import { testDbKind } from './support/database.js'
 import { lockTable, type TableLock } from './support/table_lock.js'
@@ -35,7 +35,7 @@ const SHED_FULL = 'floodgate_guard_shed_total{guard="db",reason="queue_full"}'
 const SHED_TIMEOUT = 'floodgate_guard_shed_total{guard="db",reason="queue_timeout"}'
 
 describe('database guard config', () => {
-  it('DB_GUARD_MAX_CONCURRENT defaults to DB_POOL_MAX; the queue to floodgate default (4 per slot)', async () => {
+  it('DB_GUARD_MAX_CONCURRENT defaults to DB_POOL_MAX; the queue to floodgate default (4 per slot)', () => {
     expect(dbGuardFromConfig(loadConfig({ env: { DB_POOL_MAX: '7' } }))).toEqual({
       maxConcurrent: 7,
       maxQueue: undefined,
@@ -48,8 +48,12 @@ describe('database guard config', () => {
         }),
       ),
     ).toEqual({ maxConcurrent: 3, maxQueue: 0, maxQueueWaitMs: 250 })
-    t = await createTestApp('dbguard_cfg', { dbGuard: { maxConcurrent: 7 } })
-    expect(t.app.deps.dbGuard.options).toMatchObject({ maxConcurrent: 7, maxQueue: 28, maxQueueWaitMs: 1000 })
+    expect(createDbGuard({ maxConcurrent: 7 }).options).toMatchObject({
+      name: 'db',
+      maxConcurrent: 7,
+      maxQueue: 28,
+      maxQueueWaitMs: 1000,
+    })
   })
 })
 
