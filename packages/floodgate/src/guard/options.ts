@@ -19,6 +19,7 @@ export type ResolvedGuardOptions = Required<GuardOptions>
 
 /** The defaults of {@link GuardOptions}, in one place (a service documents its derived defaults from these). */
 export const GUARD_DEFAULTS = {
+  /** `name`. */
   name: 'guard',
   /** `maxQueue` = this × `maxConcurrent`. */
   queuePerSlot: 4,
