@@ -1,3 +1,5 @@
+import { GUARD_DEFAULTS } from 'floodgate'
+
 /**
  * Every configuration option of video-api: its environment variable, its
  * key in the optional TOML file, its default and its unit. Units are in the
@@ -50,6 +52,27 @@ export const fields = {
     default: '10',
     type: { kind: 'int', min: 1, max: 1000 },
     doc: 'Maximum connections in the pg pool.',
+  },
+  dbGuardMaxConcurrent: {
+    env: 'DB_GUARD_MAX_CONCURRENT',
+    toml: 'db_guard_max_concurrent',
+    default: undefined,
+    type: { kind: 'int', min: 1, max: 1000 },
+    doc: 'Read-path PostgreSQL work running at once per instance (cache loads, uncached reads, count fallbacks); more waits in the guard queue. Writes are not guarded. Unset = DB_POOL_MAX.',
+  },
+  dbGuardMaxQueue: {
+    env: 'DB_GUARD_MAX_QUEUE',
+    toml: 'db_guard_max_queue',
+    default: undefined,
+    type: { kind: 'int', min: 0, max: 100_000 },
+    doc: `Read-path database calls waiting for a guard slot per instance; one more is shed (503 OVERLOADED with Retry-After, floodgate_guard_shed_total on /metrics). Unset = ${GUARD_DEFAULTS.queuePerSlot} × DB_GUARD_MAX_CONCURRENT.`,
+  },
+  dbGuardQueueTimeoutMs: {
+    env: 'DB_GUARD_QUEUE_TIMEOUT_MS',
+    toml: 'db_guard_queue_timeout_ms',
+    default: String(GUARD_DEFAULTS.maxQueueWaitMs),
+    type: { kind: 'int', min: 1, max: 60_000 },
+    doc: 'Longest wait for a guard slot (ms); past it the call is shed (503, Retry-After: this in whole seconds, rounded up).',
   },
   dataDir: {
     env: 'DATA_DIR',

@@ -13,6 +13,11 @@ export interface Config {
   databaseUrl: string | undefined
   dbSchema: string | undefined
   dbPoolMax: number
+  /** Unset = `dbPoolMax` (see src/db/guard.ts). */
+  dbGuardMaxConcurrent: number | undefined
+  /** Unset = floodgate's default (4 × max concurrent). */
+  dbGuardMaxQueue: number | undefined
+  dbGuardQueueTimeoutMs: number
   /** Absolute path. */
   dataDir: string
   redisUrl: string | undefined
