@@ -1,12 +1,19 @@
 import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import { type InteractionOptions, Interactions, KeySpace, type RedisClient } from 'floodgate'
+import {
+  bindGuardMetrics,
+  type InteractionOptions,
+  Interactions,
+  KeySpace,
+  type RedisClient,
+} from 'floodgate'
 import type { Kysely } from 'kysely'
 import { readInstallationId } from './auth/installation.js'
 import { createTokenService } from './auth/tokens.js'
 import { installVideoCache, type VideoCache } from './cache/install.js'
 import type { VideoCacheSettings } from './cache/settings.js'
 import { type CountersSettings, registerCounters } from './counters/register.js'
+import { createDbGuard, type DbGuardSettings } from './db/guard.js'
 import { QueryCounter } from './db/query_counter.js'
 import type { Database } from './db/types.js'
 import { registerAuth } from './http/auth.js'
@@ -25,6 +32,7 @@ import { interactionRoutes } from './routes/interactions.js'
 import { userRoutes } from './routes/users.js'
 import { videoRoutes } from './routes/videos.js'
 import { UserRepository } from './users/repository.js'
+import { GuardedVideoReader } from './videos/guarded_reader.js'
 import { SqlVideoReader, type VideoReader } from './videos/reader.js'
 import { VideoWriter } from './videos/writer.js'
 
@@ -49,7 +57,13 @@ export interface AppOptions {
   keepAliveTimeoutMs?: number
   /** pino options or `false`. @default false */
   logger?: FastifyServerOptions['logger']
-  /** Wraps the SQL reader: the seam for the cache issue. @default identity */
+  /**
+   * The database guard in front of the read path's PostgreSQL work (cache loads, uncached reads,
+   * count fallbacks); writes are not guarded. main.ts sets it from DB_GUARD_*.
+   * @default maxConcurrent = DB_POOL_MAX's default, the rest floodgate's defaults
+   */
+  dbGuard?: DbGuardSettings
+  /** Wraps the SQL reader (behind the database guard): the seam for the cache issue. @default identity */
   wrapReader?: (reader: VideoReader) => VideoReader
   /** Read cache of videos and the feed (src/cache); `undefined`/`false` = off (tests), main.ts turns it on from config. */
   cache?: boolean | VideoCacheSettings
@@ -92,7 +106,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const videoWriter = new VideoWriter(db, (error) =>
     app.log.error({ err: error }, 'onVideoChanged hook failed'),
   )
-  const reader = new SqlVideoReader(db)
+  const dbGuard = createDbGuard(options.dbGuard)
+  const reader = new GuardedVideoReader(new SqlVideoReader(db), dbGuard)
   const deps: RouteDeps = {
     db,
     redis: options.redis,
@@ -101,6 +116,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     users: new UserRepository(db),
     videos: options.wrapReader ? options.wrapReader(reader) : reader,
     videoWriter,
+    dbGuard,
     interactions: new Interactions(options.redis, {
       ...options.interactions,
       prefix: options.redisPrefix ?? 'va',
@@ -126,15 +142,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addSchema(Video)
   registerProblemHandler(app)
   registerAuth(app, tokens)
+  // the flush consumer's member set counts the live instances (it starts below)
+  let liveInstances = () => 1
   if (options.rateLimit) {
     await app.register(rateLimitPlugin, {
       ...options.rateLimit,
+      liveInstances: () => liveInstances(),
       redis: options.redis,
       onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
     })
   }
   const registry = registerMetrics(app)
   queries.register(registry)
+  bindGuardMetrics(registry, dbGuard)
   let cache: VideoCache | undefined
   if (options.cache) {
     cache = installVideoCache(
@@ -155,6 +175,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       log: app.log,
       settings: { partitions: options.interactions?.partitions, ...settings },
     })
+    liveInstances = () => flush.liveMembers
     app.addHook('onClose', () => flush.stop())
   }
   healthRoutes(app, deps)

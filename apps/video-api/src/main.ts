@@ -6,6 +6,7 @@ import { type ExternalReaderWrapper, externalReaderWrapper } from './cache/exter
 import { cacheFromConfig } from './cache/from_config.js'
 import { adminIds, type Config, ConfigError, loadConfig } from './config/index.js'
 import { openDatabase } from './db/connect.js'
+import { dbGuardFromConfig } from './db/guard.js'
 import { prepareDatabase } from './db/prepare.js'
 import { interactionsFromConfig } from './interactions/from_config.js'
 import { parseTrustProxy, rateLimitFromConfig } from './rate_limit/from_config.js'
@@ -99,12 +100,17 @@ async function main(): Promise<void> {
     connectionTimeoutMs: config.connectionTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     logger: { level: config.logLevel },
-    counters: { adminUserIds: adminIds(config) },
+    counters: {
+      adminUserIds: adminIds(config),
+      readTimeoutMs: config.redisCommandTimeoutMs,
+      readMaxWaitMs: config.redisMaxWaitMs,
+    },
     interactions: interactionsFromConfig(config).interactions,
     interactionFlush: interactionsFromConfig(config).flush,
     trustProxy: parseTrustProxy(config.trustProxy),
     rateLimit: rateLimitFromConfig(config),
     cache: cacheFromConfig(config),
+    dbGuard: dbGuardFromConfig(config),
     ...(wrapper
       ? { wrapReader: (reader) => wrapper(reader, { redis: redis.client, prefix: config.redisPrefix }) }
       : {}),

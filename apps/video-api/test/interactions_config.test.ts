@@ -43,16 +43,18 @@ describe('interaction config', () => {
     expect(interactionsFromConfig(off).interactions).not.toHaveProperty('waitForReplicas')
   })
 
-  it('INTERACTION_WAIT_TIMEOUT_MS must be below REDIS_COMMAND_TIMEOUT_MS when WAIT is on', () => {
-    // WAIT runs on a connection with that timeout: as long a WAIT fails as "Redis unavailable"
+  it('INTERACTION_WAIT_TIMEOUT_MS must be below REDIS_MAX_WAIT_MS when WAIT is on', () => {
+    // WAIT runs on a connection with the client's command timeout (REDIS_MAX_WAIT_MS): as long a
+    // WAIT fails as "Redis unavailable"
     const env = {
       INTERACTION_WAIT_REPLICAS: '1',
       INTERACTION_WAIT_TIMEOUT_MS: '50',
       REDIS_COMMAND_TIMEOUT_MS: '50',
+      REDIS_MAX_WAIT_MS: '50',
     }
     expect(() => loadConfig({ env })).toThrow(ConfigError)
     expect(() => loadConfig({ env })).toThrow(
-      /^INTERACTION_WAIT_TIMEOUT_MS: must be below REDIS_COMMAND_TIMEOUT_MS \(50\)/,
+      /^INTERACTION_WAIT_TIMEOUT_MS: must be below REDIS_MAX_WAIT_MS \(50\)/,
     )
     expect(loadConfig({ env: { ...env, INTERACTION_WAIT_TIMEOUT_MS: '49' } }).interactionWaitTimeoutMs).toBe(
       49,
@@ -61,5 +63,13 @@ describe('interaction config', () => {
     expect(loadConfig({ env: { ...env, INTERACTION_WAIT_REPLICAS: '0' } }).interactionWaitReplicas).toBe(0)
     // the defaults (25 ms, 50 ms) pass
     expect(loadConfig({ env: { INTERACTION_WAIT_REPLICAS: '1' } }).interactionWaitTimeoutMs).toBe(25)
+  })
+
+  it('REDIS_MAX_WAIT_MS must not be below REDIS_COMMAND_TIMEOUT_MS', () => {
+    const env = { REDIS_COMMAND_TIMEOUT_MS: '100', REDIS_MAX_WAIT_MS: '99' }
+    expect(() => loadConfig({ env })).toThrow(
+      /^REDIS_MAX_WAIT_MS: must be at least REDIS_COMMAND_TIMEOUT_MS \(100\)/,
+    )
+    expect(loadConfig({ env: { ...env, REDIS_MAX_WAIT_MS: '100' } }).redisMaxWaitMs).toBe(100)
   })
 })

@@ -1,8 +1,8 @@
 import type { Cache } from 'floodgate'
-import { notFound } from 'floodgate'
+import { notFound, OverloadedError } from 'floodgate'
 import type { Cursor } from '../videos/cursor.js'
 import type { Video } from '../videos/model.js'
-import type { VideoPage, VideoReader } from '../videos/reader.js'
+import type { VideoPage, VideoReader, VideoReadOptions } from '../videos/reader.js'
 
 /**
  * {@link VideoReader} through floodgate's cache:
@@ -24,8 +24,17 @@ export class CachedVideoReader implements VideoReader {
     private readonly feedTtlMs: number,
   ) {}
 
-  getById(id: string): Promise<Video | undefined> {
-    return this.videos.getOrLoad(id, async (key) => (await this.inner.getById(key)) ?? notFound())
+  async getById(id: string, options?: VideoReadOptions): Promise<Video | undefined> {
+    try {
+      return await this.videos.getOrLoad(
+        id,
+        async (key) => (await this.inner.getById(key, options)) ?? notFound(),
+      )
+    } catch (error) {
+      // A write joined a read's load that the database guard shed: writes are not shed.
+      if (options?.write && error instanceof OverloadedError) return this.inner.getById(id, options)
+      throw error
+    }
   }
 
   listByAuthor(

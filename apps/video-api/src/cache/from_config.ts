@@ -11,6 +11,7 @@ export function cacheFromConfig(config: Config): VideoCacheSettings | false {
     lockTtlMs: config.cacheLockTtlMs,
     lockWaitMs: config.cacheLockWaitMs,
     redisTimeoutMs: config.redisCommandTimeoutMs,
+    redisMaxWaitMs: config.redisMaxWaitMs,
     l1TtlMs: config.cacheL1TtlMs,
     l1MaxEntries: config.cacheL1MaxEntries,
     l1MaxBytes: config.cacheL1MaxBytes,

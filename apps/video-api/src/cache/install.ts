@@ -103,6 +103,7 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     prefix: deps.prefix,
     registry: deps.registry,
     redisTimeoutMs: s.redisTimeoutMs,
+    redisMaxWaitMs: Math.max(s.redisMaxWaitMs, s.redisTimeoutMs),
     lockTtlMs: s.lockTtlMs,
     lockWaitMs: s.lockWaitMs,
   }

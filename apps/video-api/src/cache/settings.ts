@@ -1,3 +1,5 @@
+import { DEADLINE_DEFAULTS } from 'floodgate'
+
 /** Settings of the service's read cache (from `CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`). Units in the names. */
 export interface VideoCacheSettings {
   /** L2 TTL range of a video (ms), drawn uniformly per write. @default { minMs: 300_000, maxMs: 600_000 } */
@@ -10,8 +12,10 @@ export interface VideoCacheSettings {
   lockTtlMs?: number
   /** Longest wait for another instance's load (ms). @default 2_000 */
   lockWaitMs?: number
-  /** Timeout of each Redis call of the read path (ms). @default 50 */
+  /** Idle event-loop time (ms) each Redis call of the read path gets (floodgate `withinDeadline`). @default 50 */
   redisTimeoutMs?: number
+  /** Longest wall-clock wait (ms) of each Redis call of the read path, however busy the process. @default 2_000 */
+  redisMaxWaitMs?: number
   /** In-process L1 TTL (ms). @default 10_000 */
   l1TtlMs?: number
   /**
@@ -50,7 +54,8 @@ export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
   staleWhileRevalidateMs: 60_000,
   lockTtlMs: 5_000,
   lockWaitMs: 2_000,
-  redisTimeoutMs: 50,
+  redisTimeoutMs: DEADLINE_DEFAULTS.timeoutMs,
+  redisMaxWaitMs: DEADLINE_DEFAULTS.maxWaitMs,
   l1TtlMs: 10_000,
   l1MaxEntries: 200_000,
   l1MaxBytes: 64 * 1024 * 1024,

@@ -41,7 +41,7 @@ try {
   const config = loadConfig({ argv: values.config ? ['--config', values.config] : [] })
   const redis = await connectRedis({
     ...config,
-    redisCommandTimeoutMs: Math.max(config.redisCommandTimeoutMs, 5000),
+    redisMaxWaitMs: Math.max(config.redisMaxWaitMs, 5000),
   })
   const database = await openDatabase(config)
   try {

@@ -1,3 +1,5 @@
+import { GUARD_DEFAULTS } from 'floodgate'
+
 /**
  * Every configuration option of video-api: its environment variable, its
  * key in the optional TOML file, its default and its unit. Units are in the
@@ -51,6 +53,27 @@ export const fields = {
     type: { kind: 'int', min: 1, max: 1000 },
     doc: 'Maximum connections in the pg pool.',
   },
+  dbGuardMaxConcurrent: {
+    env: 'DB_GUARD_MAX_CONCURRENT',
+    toml: 'db_guard_max_concurrent',
+    default: undefined,
+    type: { kind: 'int', min: 1, max: 1000 },
+    doc: 'Read-path PostgreSQL work running at once per instance (cache loads, uncached reads, count fallbacks); more waits in the guard queue. Writes are not guarded. Unset = DB_POOL_MAX.',
+  },
+  dbGuardMaxQueue: {
+    env: 'DB_GUARD_MAX_QUEUE',
+    toml: 'db_guard_max_queue',
+    default: undefined,
+    type: { kind: 'int', min: 0, max: 100_000 },
+    doc: `Read-path database calls waiting for a guard slot per instance; one more is shed (503 OVERLOADED with Retry-After, floodgate_guard_shed_total on /metrics). Unset = ${GUARD_DEFAULTS.queuePerSlot} × DB_GUARD_MAX_CONCURRENT.`,
+  },
+  dbGuardQueueTimeoutMs: {
+    env: 'DB_GUARD_QUEUE_TIMEOUT_MS',
+    toml: 'db_guard_queue_timeout_ms',
+    default: String(GUARD_DEFAULTS.maxQueueWaitMs),
+    type: { kind: 'int', min: 1, max: 60_000 },
+    doc: 'Longest wait for a guard slot (ms); past it the call is shed (503, Retry-After: this in whole seconds, rounded up).',
+  },
   dataDir: {
     env: 'DATA_DIR',
     toml: 'data_dir',
@@ -84,7 +107,14 @@ export const fields = {
     toml: 'redis_command_timeout_ms',
     default: '50',
     type: { kind: 'int', min: 1, max: 60_000 },
-    doc: 'Per-command Redis timeout (ms).',
+    doc: 'Idle event-loop time (ms) a request-path Redis call (cache, counts, rate limit) gets before it counts as failed; time this process spent busy elsewhere does not count, so a burst does not make a healthy Redis look dead.',
+  },
+  redisMaxWaitMs: {
+    env: 'REDIS_MAX_WAIT_MS',
+    toml: 'redis_max_wait_ms',
+    default: '2000',
+    type: { kind: 'int', min: 1, max: 60_000 },
+    doc: 'Longest wall-clock wait (ms) of any Redis command however busy the process (the client command timeout); must not be below REDIS_COMMAND_TIMEOUT_MS.',
   },
   cacheEnabled: {
     env: 'CACHE_ENABLED',
@@ -362,9 +392,9 @@ export const fields = {
   rateLimitInsurancePercent: {
     env: 'RATE_LIMIT_INSURANCE_PERCENT',
     toml: 'rate_limit_insurance_percent',
-    default: '100',
-    type: { kind: 'int', min: 1, max: 100 },
-    doc: 'Share of each quota one instance grants on its own during a Redis outage (%); 100 / instances keeps the total.',
+    default: '0',
+    type: { kind: 'int', min: 0, max: 100 },
+    doc: "Share of each quota one instance grants on its own during a Redis outage (%); 0 = 100 / the live instances (the interaction flush's member set, so the total stays near the quota as instances come and go; 100 % without the flush).",
   },
   rateLimitTimeoutMs: {
     env: 'RATE_LIMIT_TIMEOUT_MS',
@@ -413,7 +443,7 @@ export const fields = {
     toml: 'interaction_wait_timeout_ms',
     default: '25',
     type: { kind: 'int', min: 1, max: 60_000 },
-    doc: 'Longest wait for those replica confirmations (ms); must be below REDIS_COMMAND_TIMEOUT_MS. Unused (and not checked) when INTERACTION_WAIT_REPLICAS is 0.',
+    doc: 'Longest wait for those replica confirmations (ms); must be below REDIS_MAX_WAIT_MS. Unused (and not checked) when INTERACTION_WAIT_REPLICAS is 0.',
   },
   flushBatchSize: {
     env: 'FLUSH_BATCH_SIZE',

@@ -13,6 +13,11 @@ export interface Config {
   databaseUrl: string | undefined
   dbSchema: string | undefined
   dbPoolMax: number
+  /** Unset = `dbPoolMax` (see src/db/guard.ts). */
+  dbGuardMaxConcurrent: number | undefined
+  /** Unset = floodgate's default (4 × max concurrent). */
+  dbGuardMaxQueue: number | undefined
+  dbGuardQueueTimeoutMs: number
   /** Absolute path. */
   dataDir: string
   redisUrl: string | undefined
@@ -20,6 +25,7 @@ export interface Config {
   redisClusterNodes: string | undefined
   redisPrefix: string
   redisCommandTimeoutMs: number
+  redisMaxWaitMs: number
   cacheEnabled: boolean
   /** `floodgate` (default), `none` or `legacy` (see src/cache/external_reader.ts). */
   cacheMode: 'floodgate' | 'none' | 'legacy'
@@ -147,12 +153,18 @@ export function loadConfig(options: LoadOptions = {}): Config {
       `must be at least BLOOM_REBUILD_RETRY_BASE_MS (${config.bloomRebuildRetryBaseMs}), got ${config.bloomRebuildRetryMaxMs}`,
     )
   }
-  // WAIT runs on a connection with the per-command timeout: a WAIT as long as that timeout fails as
-  // "Redis unavailable" instead of "too few replicas", and holds the connection past it.
-  if (config.interactionWaitReplicas > 0 && config.interactionWaitTimeoutMs >= config.redisCommandTimeoutMs) {
+  if (config.redisMaxWaitMs < config.redisCommandTimeoutMs) {
+    throw new ConfigError(
+      'REDIS_MAX_WAIT_MS',
+      `must be at least REDIS_COMMAND_TIMEOUT_MS (${config.redisCommandTimeoutMs}), got ${config.redisMaxWaitMs}`,
+    )
+  }
+  // WAIT runs on a connection with the client's command timeout: a WAIT as long as that timeout fails
+  // as "Redis unavailable" instead of "too few replicas", and holds the connection past it.
+  if (config.interactionWaitReplicas > 0 && config.interactionWaitTimeoutMs >= config.redisMaxWaitMs) {
     throw new ConfigError(
       'INTERACTION_WAIT_TIMEOUT_MS',
-      `must be below REDIS_COMMAND_TIMEOUT_MS (${config.redisCommandTimeoutMs}) when INTERACTION_WAIT_REPLICAS is set, got ${config.interactionWaitTimeoutMs}`,
+      `must be below REDIS_MAX_WAIT_MS (${config.redisMaxWaitMs}) when INTERACTION_WAIT_REPLICAS is set, got ${config.interactionWaitTimeoutMs}`,
     )
   }
   if (!/^([1-9][0-9]{0,18})?(,[1-9][0-9]{0,18})*$/.test(config.adminUserIds.replaceAll(' ', ''))) {

@@ -4,6 +4,7 @@ import {
   CountsReader,
   CountsRecovery,
   createRankings,
+  DEADLINE_DEFAULTS,
   type RecoveryEvent,
   type RedisClient,
   type SqlDatabase,
@@ -26,8 +27,10 @@ export interface CountersSettings {
   checkIntervalMs?: number
   /** How long app start waits for the first epoch check / start-up rebuild (ms). @default 1000 */
   startupWaitMs?: number
-  /** Deadline of the pipelined counts read (ms); past it the DB columns are served, marked stale. @default 100 */
+  /** Idle event-loop time (ms) the pipelined counts read gets (floodgate `withinDeadline`); past it the DB columns are served, marked stale. @default 50 */
   readTimeoutMs?: number
+  /** Longest wall-clock wait (ms) of the counts read, however busy the process. @default 2000 */
+  readMaxWaitMs?: number
   /** How long a merged trending result is fresh (ms). @default 5000 */
   rankingCacheTtlMs?: number
   /** Command timeout (ms) of the epoch monitor's and rebuild's own Redis connection. @default 5000 */
@@ -63,7 +66,8 @@ export function createCountersService(input: {
     topK: s.topK ?? 1000,
     checkIntervalMs: s.checkIntervalMs ?? 5000,
     startupWaitMs: s.startupWaitMs ?? 1000,
-    readTimeoutMs: s.readTimeoutMs ?? 100,
+    readTimeoutMs: s.readTimeoutMs ?? DEADLINE_DEFAULTS.timeoutMs,
+    readMaxWaitMs: s.readMaxWaitMs ?? DEADLINE_DEFAULTS.maxWaitMs,
     rankingCacheTtlMs: s.rankingCacheTtlMs ?? 5000,
     recoveryCommandTimeoutMs: s.recoveryCommandTimeoutMs ?? 5000,
   }
@@ -90,6 +94,7 @@ export function createCountersService(input: {
       prefix: input.prefix,
       partitions: settings.partitions,
       timeoutMs: settings.readTimeoutMs,
+      maxWaitMs: Math.max(settings.readMaxWaitMs, settings.readTimeoutMs),
       recovery,
     }),
     rankings: createRankings({

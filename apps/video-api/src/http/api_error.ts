@@ -14,6 +14,8 @@ export const problemStatus = {
   HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   UNAVAILABLE: 503,
+  /** The database guard shed the read (floodgate `OverloadedError`); comes with `Retry-After`. */
+  OVERLOADED: 503,
 } as const
 
 export type ProblemCode = keyof typeof problemStatus

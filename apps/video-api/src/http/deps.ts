@@ -1,4 +1,4 @@
-import type { Interactions, KeySpace, RedisClient } from 'floodgate'
+import type { ConcurrencyGuard, Interactions, KeySpace, RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { TokenService } from '../auth/tokens.js'
 import type { Database } from '../db/types.js'
@@ -16,6 +16,8 @@ export interface RouteDeps {
   users: UserRepository
   videos: VideoReader
   videoWriter: VideoWriter
+  /** The database guard: read-path PostgreSQL work outside `videos` runs through `dbGuard.run` (src/db/guard.ts). */
+  dbGuard: ConcurrencyGuard
   /** Likes, favourites and plays: the Redis write path (floodgate interactions). */
   interactions: Interactions
 }

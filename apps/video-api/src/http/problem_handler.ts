@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { OverloadedError } from 'floodgate'
 import { ApiError, type ProblemCode, problemStatus } from './api_error.js'
 import { refuseWhileClosing } from './draining.js'
 
@@ -17,6 +18,12 @@ const statusCodes: Record<number, ProblemCode> = {
 export function classify(error: unknown): { code: ProblemCode; status: number; detail: string } {
   if (error instanceof ApiError)
     return { code: error.code as ProblemCode, status: error.status, detail: error.message }
+  if (error instanceof OverloadedError)
+    return {
+      code: 'OVERLOADED',
+      status: problemStatus.OVERLOADED,
+      detail: 'the database is busy; retry later',
+    }
   const e = error as Partial<FastifyError> & { message?: string }
   if (e.validation) return { code: 'VALIDATION_FAILED', status: 400, detail: e.message ?? 'invalid input' }
   switch (e.code) {
@@ -61,12 +68,19 @@ export function sendProblem(
     })
 }
 
-/** Every 4xx/5xx leaves as `application/problem+json` with a stable `code`. 5xx are logged with the error. Also answers 503 while closing. */
+/**
+ * Every 4xx/5xx leaves as `application/problem+json` with a stable `code`. 5xx are logged with the
+ * error, except a read the database guard shed: 503 `OVERLOADED` with `Retry-After` (whole seconds,
+ * rounded up). Also answers 503 while closing.
+ */
 export function registerProblemHandler(app: FastifyInstance): void {
   refuseWhileClosing(app)
   app.setErrorHandler((error, request, reply) => {
     const problem = classify(error)
-    if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
+    if (error instanceof OverloadedError) {
+      // Shedding is the guard working, not a failure: counted on /metrics, not logged per request.
+      reply.header('retry-after', String(Math.ceil(error.retryAfterMs / 1000)))
+    } else if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
     return sendProblem(reply, request, problem)
   })
   app.setNotFoundHandler((request, reply) =>

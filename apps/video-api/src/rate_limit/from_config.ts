@@ -1,8 +1,8 @@
 import { isIP } from 'node:net'
-import type { RateLimitFallback } from 'floodgate'
 import { ConfigError } from '../config/config_error.js'
 import type { Config } from '../config/load.js'
 import type { RateLimitPluginOptions } from './plugin.js'
+import { PER_INSTANCE_INSURANCE } from './plugin.js'
 import { parseRouteQuotas } from './quotas.js'
 
 /**
@@ -11,13 +11,16 @@ import { parseRouteQuotas } from './quotas.js'
 export function rateLimitFromConfig(config: Config): Omit<RateLimitPluginOptions, 'redis'> | undefined {
   if (!config.rateLimitEnabled) return undefined
   const routes = parseRouteQuotas(config.rateLimitRoutes) // checked by loadConfig
-  const fallback: RateLimitFallback =
-    config.rateLimitFallback === 'insurance'
-      ? { insurance: { share: config.rateLimitInsurancePercent / 100 } }
-      : config.rateLimitFallback
+  const fallback: RateLimitPluginOptions['fallback'] =
+    config.rateLimitFallback !== 'insurance'
+      ? config.rateLimitFallback
+      : config.rateLimitInsurancePercent === 0
+        ? PER_INSTANCE_INSURANCE
+        : { insurance: { share: config.rateLimitInsurancePercent / 100 } }
   return {
     prefix: config.redisPrefix,
     timeoutMs: config.rateLimitTimeoutMs,
+    maxWaitMs: Math.max(config.redisMaxWaitMs, config.rateLimitTimeoutMs),
     fallback,
     quotas: {
       user: { limit: config.rateLimitUserLimit, windowMs: config.rateLimitUserWindowMs },

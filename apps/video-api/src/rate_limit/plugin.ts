@@ -12,15 +12,25 @@ import { addressKey } from './client_key.js'
 import { classify, type Quota, type Quotas } from './quotas.js'
 
 /** Options of the rate-limit plugin (the config module fills them from `RATE_LIMIT_*`). */
+/** The insurance fallback with a share of 1 / the live instances (`RATE_LIMIT_INSURANCE_PERCENT=0`). */
+export const PER_INSTANCE_INSURANCE = 'insurancePerInstance' as const
+
 export interface RateLimitPluginOptions {
   redis: RedisClient
   /** Redis key prefix, e.g. `va` (keys: `<prefix>:rl:{<policy>:<client>}:…`). */
   prefix: string
   quotas: Quotas
-  /** While Redis is unreachable: see floodgate's RateLimitFallback. */
-  fallback: RateLimitFallback
-  /** Longest wait for a Redis decision (ms) before the fallback answers. */
+  /**
+   * While Redis is unreachable: floodgate's RateLimitFallback, or {@link PER_INSTANCE_INSURANCE}
+   * (an insurance limiter granting 1 / `liveInstances()` of each quota).
+   */
+  fallback: RateLimitFallback | typeof PER_INSTANCE_INSURANCE
+  /** How many instances share the quotas now (≥ 1). @default () => 1 */
+  liveInstances?: () => number
+  /** Idle event-loop time (ms) a Redis decision gets before the fallback answers (floodgate `withinDeadline`). */
   timeoutMs: number
+  /** Longest wall-clock wait (ms) for a Redis decision, however busy the process. @default floodgate's (2,000) */
+  maxWaitMs?: number
   /** Called for each Redis failure the fallback absorbed. */
   onStoreError?: (error: Error) => void
 }
@@ -34,6 +44,11 @@ export interface RateLimitPluginOptions {
  * Register after the auth hook, which sets `request.userId`.
  */
 async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
+  const liveInstances = options.liveInstances ?? (() => 1)
+  const fallback: RateLimitFallback =
+    options.fallback === PER_INSTANCE_INSURANCE
+      ? { insurance: { share: () => 1 / Math.max(1, liveInstances()) } }
+      : options.fallback
   const make = (name: string, quota: Quota): RateLimiter =>
     createRateLimiter({
       redis: options.redis,
@@ -42,8 +57,9 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
       algorithm: 'slidingWindow',
       limit: quota.limit,
       windowMs: quota.windowMs,
-      fallback: options.fallback,
+      fallback,
       timeoutMs: options.timeoutMs,
+      maxWaitMs: options.maxWaitMs,
       blockedCache: true,
       onStoreError: options.onStoreError,
     })

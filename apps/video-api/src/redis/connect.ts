@@ -61,7 +61,8 @@ export async function connectRedis(config: {
   /** Redis Cluster seeds, comma-separated `host:port`; excludes `redisUrl`. @default undefined (single node) */
   redisClusterNodes?: string | undefined
   dataDir: string
-  redisCommandTimeoutMs: number
+  /** The client's command timeout (ms): the hard cap of every command's wait (REDIS_MAX_WAIT_MS). */
+  redisMaxWaitMs: number
   /** Longest wait for the first connection at start (ms). @default 5000 */
   redisStartupTimeoutMs?: number
 }): Promise<RedisHandle> {
@@ -79,11 +80,11 @@ export async function connectRedis(config: {
   const client =
     seeds === undefined
       ? createRedisClient(url, {
-          commandTimeoutMs: config.redisCommandTimeoutMs,
+          commandTimeoutMs: config.redisMaxWaitMs,
           redis: { enableAutoPipelining: true },
         })
       : createRedisClient(seeds, {
-          commandTimeoutMs: config.redisCommandTimeoutMs,
+          commandTimeoutMs: config.redisMaxWaitMs,
           cluster: { enableAutoPipelining: true },
         })
   // Errors surface on the commands (and /readyz); the client reconnects in the background.

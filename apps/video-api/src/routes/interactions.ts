@@ -40,7 +40,7 @@ export function interactionRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   const visibleVideo = async (request: FastifyRequest<{ Params: { id: string } }>) => {
     const id = checkIdRange(request.params.id, 'params/id')
-    const video = await deps.videos.getById(id)
+    const video = await deps.videos.getById(id, { write: true })
     if (!video || !visibleTo(video, request.userId)) throw notFound()
     // Redis is being rebuilt after a data loss: put this video's state back first, so an unlike
     // finds the member the rebuild has not restored yet instead of being silently dropped.

@@ -37,7 +37,8 @@ export function myInteractionRoutes(app: FastifyInstance, deps: RouteDeps): void
         const after = cursor
           ? sql`AND (m.created_at, m.video_id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::bigint)`
           : sql``
-        const { rows } = await sql<Row>`
+        const { rows } = await deps.dbGuard.run(() =>
+          sql<Row>`
           SELECT v.id, v.author_id, v.title, v.description, v.cover_url, v.play_url, v.visibility, v.status,
                  v.like_count, v.favorite_count, v.play_count, v.created_at, v.updated_at, v.deleted_at,
                  to_char(m.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS marked_at_text
@@ -46,7 +47,8 @@ export function myInteractionRoutes(app: FastifyInstance, deps: RouteDeps): void
             AND ((v.status = 'published' AND v.visibility = 'public') OR v.author_id = ${userId})
             ${after}
           ORDER BY m.created_at DESC, m.video_id DESC
-          LIMIT ${limit + 1}`.execute(deps.db)
+          LIMIT ${limit + 1}`.execute(deps.db),
+        )
         const page = cutPage(rows, limit, (row) => ({ createdAt: row.marked_at_text, id: String(row.id) }))
         return { items: page.rows.map(toVideo), nextCursor: page.nextCursor }
       },

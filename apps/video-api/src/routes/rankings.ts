@@ -75,10 +75,12 @@ export function rankingRoutes(app: FastifyInstance, deps: RouteDeps, counters: C
         }
         if (ranked.length === 0) return { metric, window, items: [], stale: false }
         const ids = ranked.map((r) => r.videoId)
-        const { rows } = await sql<VideoRow>`
+        const { rows } = await deps.dbGuard.run(() =>
+          sql<VideoRow>`
         SELECT ${columns} FROM videos
         WHERE id IN (${sql.join(ids.map((id) => sql`${id}::bigint`))})
-          AND deleted_at IS NULL AND status = 'published' AND visibility = 'public'`.execute(deps.db)
+          AND deleted_at IS NULL AND status = 'published' AND visibility = 'public'`.execute(deps.db),
+        )
         const byId = new Map(rows.map((row) => [String(row.id), row]))
         const items = []
         for (const r of ranked) {
@@ -95,10 +97,12 @@ export function rankingRoutes(app: FastifyInstance, deps: RouteDeps, counters: C
 /** All-time order from the count columns (Redis unavailable): newer video first on ties. */
 async function fromColumns(deps: RouteDeps, metric: 'likes' | 'plays', limit: number) {
   const column = metric === 'likes' ? sql`like_count` : sql`play_count`
-  const { rows } = await sql<VideoRow>`
+  const { rows } = await deps.dbGuard.run(() =>
+    sql<VideoRow>`
     SELECT ${columns} FROM videos
     WHERE deleted_at IS NULL AND status = 'published' AND visibility = 'public' AND ${column} > 0
-    ORDER BY ${column} DESC, id DESC LIMIT ${limit}`.execute(deps.db)
+    ORDER BY ${column} DESC, id DESC LIMIT ${limit}`.execute(deps.db),
+  )
   return rows.map((row, i) => ({
     rank: i + 1,
     score: Number(row[metric === 'likes' ? 'like_count' : 'play_count']),

@@ -23,7 +23,7 @@ export function userRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (request) => {
       const authorId = checkIdRange(request.params.id, 'params/id')
       const { cursor, limit } = readPageQuery(request.query)
-      if (!(await deps.users.exists(authorId))) throw notFound('user')
+      if (!(await deps.dbGuard.run(() => deps.users.exists(authorId)))) throw notFound('user')
       return deps.videos.listByAuthor(authorId, cursor, limit, { includeHidden: request.userId === authorId })
     },
   )

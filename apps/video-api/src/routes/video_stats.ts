@@ -45,7 +45,7 @@ export function videoStatsRoutes(app: FastifyInstance, deps: RouteDeps, counters
           }
         }
         counters.metrics?.staleRead(read.reason)
-        const c = (await dbCounts(counters.sql, [id], request.userId))?.get(id)
+        const c = (await deps.dbGuard.run(() => dbCounts(counters.sql, [id], request.userId)))?.get(id)
         if (!c) throw new ApiError('UNAVAILABLE', 'counts are unavailable (Redis and the database failed)')
         return { videoId: id, ...c, stale: true }
       },

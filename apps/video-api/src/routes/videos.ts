@@ -87,7 +87,7 @@ export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   /** Loads a live video for a change by `userId`: 404 if not visible to them, 403 if visible but not theirs. */
   const owned = async (id: string, userId: string) => {
-    const video = await deps.videos.getById(id)
+    const video = await deps.videos.getById(id, { write: true })
     if (!video || !visibleTo(video, userId)) throw notFound()
     if (video.authorId !== userId) throw forbidden('only the owner may change this video')
     return video

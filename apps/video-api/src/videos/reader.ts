@@ -8,13 +8,19 @@ export interface VideoPage {
   nextCursor: string | null
 }
 
+/** Options of {@link VideoReader.getById}. */
+export interface VideoReadOptions {
+  /** The lookup of a write (ownership, visibility): never shed by the database guard. @default false */
+  write?: boolean
+}
+
 /**
  * Reads of videos. This is the seam the cache wraps: a cached reader
  * implements the same interface around this one.
  */
 export interface VideoReader {
   /** A live (not deleted) video of any visibility, or `undefined`. Visibility is the caller's check. */
-  getById(id: string): Promise<Video | undefined>
+  getById(id: string, options?: VideoReadOptions): Promise<Video | undefined>
   /**
    * Live videos of `authorId`, newest first (created_at desc, id desc), after `cursor`.
    * `includeHidden` = also drafts and private ones (the owner's view).

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { CircuitBreaker } from '../circuit_breaker/index.js'
+import { withinDeadline } from '../deadline/index.js'
 import { bindCacheMetrics } from '../metrics/index.js'
 import { KeySpace } from '../redis/index.js'
 import { CacheBus } from './bus/cache_bus.js'
@@ -62,7 +63,7 @@ export class CacheCore<T> {
       new KeySpace(this.o.prefix),
       area,
       this.breaker,
-      this.o.redisTimeoutMs,
+      this.o.redisDeadline,
       (error) => this.count('redis_error', undefined, error),
     )
     this.bus = new CacheBus(this.o.redis, this.l2.wakeChannel, this.l2.busChannel, {
@@ -172,7 +173,7 @@ export class CacheCore<T> {
   protected async bloomAllows(bloom: BloomGate, keys: readonly string[]): Promise<boolean[]> {
     if (this.breaker.state !== 'closed') return keys.map(() => true)
     try {
-      return await bloom.mightContain(keys)
+      return await withinDeadline(bloom.mightContain(keys), this.o.redisDeadline, 'bloom gate')
     } catch {
       return keys.map(() => true)
     }

@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client'
+import { DEADLINE_DEFAULTS, type Deadline } from '../deadline/index.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { RedisClient } from '../redis/index.js'
 import type { Codec } from './codec.js'
@@ -76,8 +77,18 @@ export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> 
   prefix?: string
   /** Value codec. @default jsonCodec */
   codec?: Codec<T>
-  /** Timeout (ms) on every Redis call of the read path, on top of the client's own. @default 50 */
+  /**
+   * Idle event-loop time (ms) a Redis call of the read path gets before it counts as failed
+   * (see `withinDeadline`: time the process spent busy elsewhere does not count).
+   * @default 50 (`DEADLINE_DEFAULTS.timeoutMs`)
+   */
   redisTimeoutMs?: number
+  /**
+   * Longest wall-clock wait (ms) of a Redis call of the read path, however busy the process; a
+   * wait cut here is served like an outage but not counted by the breaker.
+   * @default 2_000 (`DEADLINE_DEFAULTS.maxWaitMs`)
+   */
+  redisMaxWaitMs?: number
   /** L1 settings, or `false` for no L1. @default { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 MiB } */
   l1?: L1Options | false
   /** Circuit breaker on L2. @default { failureThreshold: 5, coolDownMs: 5_000 } */
@@ -169,7 +180,8 @@ export interface ResolvedCacheOptions<T> {
   name: string
   prefix: string
   codec: Codec<T>
-  redisTimeoutMs: number
+  /** Deadline of every L2 call (ms). */
+  redisDeadline: Deadline
   l1: Required<L1Options> | false
   breaker: Required<BreakerOptions>
   registry: Registry | undefined
@@ -209,8 +221,14 @@ export function resolveCacheOptions<T>(
   }
   positiveInt('breaker.failureThreshold', breaker.failureThreshold)
   positiveInt('breaker.coolDownMs', breaker.coolDownMs)
-  const redisTimeoutMs = options.redisTimeoutMs ?? 50
+  const redisTimeoutMs = options.redisTimeoutMs ?? DEADLINE_DEFAULTS.timeoutMs
   positiveInt('redisTimeoutMs', redisTimeoutMs)
+  const redisMaxWaitMs = options.redisMaxWaitMs ?? Math.max(DEADLINE_DEFAULTS.maxWaitMs, redisTimeoutMs)
+  if (!Number.isInteger(redisMaxWaitMs) || redisMaxWaitMs < redisTimeoutMs)
+    throw new InvalidArgumentError(
+      'redisMaxWaitMs',
+      `must be an integer ≥ redisTimeoutMs (${redisTimeoutMs} ms)`,
+    )
   const invalidateRetries = options.invalidateRetries ?? 5
   nonNegativeInt('invalidateRetries', invalidateRetries)
   return {
@@ -218,7 +236,7 @@ export function resolveCacheOptions<T>(
     name: options.name,
     prefix: options.prefix ?? 'fg',
     codec: options.codec ?? jsonDefault,
-    redisTimeoutMs,
+    redisDeadline: { timeoutMs: redisTimeoutMs, maxWaitMs: redisMaxWaitMs },
     l1,
     breaker,
     registry: options.registry,

@@ -78,6 +78,15 @@ export class CircuitBreaker {
     }
   }
 
+  /**
+   * Reports a call that says nothing about the dependency (e.g. it timed out because this process
+   * was too busy to read the reply): the failure count is unchanged, and a half-open probe is
+   * released so the next caller probes again.
+   */
+  inconclusive(): void {
+    if (this.stateValue === 'half_open') this.probeInFlight = false
+  }
+
   /** Reports a failed call. */
   failure(): void {
     this.failures++

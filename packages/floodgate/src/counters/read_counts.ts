@@ -1,3 +1,10 @@
+import {
+  checkDeadline,
+  DEADLINE_DEFAULTS,
+  type Deadline,
+  RedisTimeoutError,
+  withinDeadline,
+} from '../deadline/index.js'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { assertIntegerIn } from '../rankings/options.js'
@@ -39,10 +46,16 @@ export interface CountsReaderOptions {
   /** Must match the write path. @default 16 */
   partitions?: number
   /**
-   * Deadline (ms) for the whole round trip; past it the read gives up (`timeout`).
-   * @default 100
+   * Idle event-loop time (ms) the round trip gets before the read gives up (`timeout`); time the
+   * process spent busy elsewhere does not count (`withinDeadline`).
+   * @default 50 (`DEADLINE_DEFAULTS.timeoutMs`)
    */
   timeoutMs?: number
+  /**
+   * Longest wall-clock wait (ms) of the round trip, however busy the process.
+   * @default 2_000 (`DEADLINE_DEFAULTS.maxWaitMs`), or `timeoutMs` if larger
+   */
+  maxWaitMs?: number
   /** Recovery state; without it only the epoch marker in the same round trip is checked. */
   recovery?: RecoveryView
 }
@@ -58,12 +71,21 @@ export interface CountsReaderOptions {
  */
 export class CountsReader {
   readonly keys: InteractionKeys
-  private readonly timeoutMs: number
+  private readonly deadline: Deadline
 
   /** @throws {InvalidArgumentError} for a bad prefix, partition count or timeout. */
   constructor(private readonly options: CountsReaderOptions) {
     this.keys = new InteractionKeys(options.prefix, options.partitions ?? 16)
-    this.timeoutMs = assertIntegerIn('timeoutMs', options.timeoutMs ?? 100, 1, 60_000)
+    const timeoutMs = assertIntegerIn(
+      'timeoutMs',
+      options.timeoutMs ?? DEADLINE_DEFAULTS.timeoutMs,
+      1,
+      60_000,
+    )
+    this.deadline = checkDeadline('counts', {
+      timeoutMs,
+      maxWaitMs: options.maxWaitMs ?? Math.max(DEADLINE_DEFAULTS.maxWaitMs, timeoutMs),
+    })
   }
 
   /**
@@ -91,18 +113,10 @@ export class CountsReader {
       }
     }
     let replies: unknown[]
-    let timer: NodeJS.Timeout | undefined
     try {
-      const deadline = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), this.timeoutMs)
-      })
-      const result = await Promise.race([batch.exec('counts read'), deadline])
-      if (result === 'timeout') return { ok: false, reason: 'timeout' }
-      replies = result
+      replies = await withinDeadline(batch.exec('counts read'), this.deadline, 'counts read')
     } catch (error) {
-      return { ok: false, reason: 'redis-error', error }
-    } finally {
-      clearTimeout(timer)
+      return { ok: false, reason: error instanceof RedisTimeoutError ? 'timeout' : 'redis-error', error }
     }
     if (replies[0] === null) {
       recovery?.notifyEpochMissing()

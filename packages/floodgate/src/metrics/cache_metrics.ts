@@ -1,12 +1,9 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
 import { CACHE_OUTCOMES, type CacheEventEmitter, type CacheOutcome } from '../cache/events.js'
 import type { BreakerState } from '../circuit_breaker/index.js'
+import { sharedMetric } from './shared_metric.js'
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
-
-function getOrCreate<M>(registry: Registry, name: string, create: () => M): M {
-  return (registry.getSingleMetric(name) as M | undefined) ?? create()
-}
 
 /**
  * Registers the cache metrics in `registry` and feeds them from `events`:
@@ -16,40 +13,22 @@ function getOrCreate<M>(registry: Registry, name: string, create: () => M): M {
  * Several caches may share one registry (the metrics are created once).
  */
 export function bindCacheMetrics(registry: Registry, cache: string, events: CacheEventEmitter): void {
-  const counter = getOrCreate(
-    registry,
-    'floodgate_cache_events_total',
-    () =>
-      new Counter({
-        name: 'floodgate_cache_events_total',
-        help: 'Cache outcomes: hits per tier, negative hits, Bloom rejects, loads, lock waits, wait time-outs, stale served, Redis errors, corrupt entries',
-        labelNames: ['cache', 'outcome'],
-        registers: [registry],
-      }),
-  )
-  const gauge = getOrCreate(
-    registry,
-    'floodgate_cache_breaker_state',
-    () =>
-      new Gauge({
-        name: 'floodgate_cache_breaker_state',
-        help: 'L2 circuit breaker state: 0 closed, 1 half-open, 2 open',
-        labelNames: ['cache'],
-        registers: [registry],
-      }),
-  )
-  const histogram = getOrCreate(
-    registry,
-    'floodgate_cache_load_duration_seconds',
-    () =>
-      new Histogram({
-        name: 'floodgate_cache_load_duration_seconds',
-        help: 'Loader duration (s)',
-        labelNames: ['cache'],
-        buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-        registers: [registry],
-      }),
-  )
+  const counter = sharedMetric(registry, Counter, {
+    name: 'floodgate_cache_events_total',
+    help: 'Cache outcomes: hits per tier, negative hits, Bloom rejects, loads, lock waits, wait time-outs, stale served, Redis errors, corrupt entries',
+    labelNames: ['cache', 'outcome'],
+  })
+  const gauge = sharedMetric(registry, Gauge, {
+    name: 'floodgate_cache_breaker_state',
+    help: 'L2 circuit breaker state: 0 closed, 1 half-open, 2 open',
+    labelNames: ['cache'],
+  })
+  const histogram = sharedMetric(registry, Histogram, {
+    name: 'floodgate_cache_load_duration_seconds',
+    help: 'Loader duration (s)',
+    labelNames: ['cache'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  })
   const children = new Map<CacheOutcome, ReturnType<typeof counter.labels>>()
   for (const outcome of CACHE_OUTCOMES) {
     const child = counter.labels(cache, outcome)

@@ -1,1 +1,2 @@
 export { bindCacheMetrics } from './cache_metrics.js'
+export { bindGuardMetrics } from './guard_metrics.js'

@@ -1,8 +1,8 @@
+import { checkDeadline, DEADLINE_DEFAULTS, withinDeadline } from '../deadline/index.js'
 import { StoreUnavailableError } from '../errors/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import type { RedisClient } from '../redis/types.js'
 import { BlockedCache } from './blocked_cache.js'
-import { clientTimeoutWithin, withDeadline } from './deadline.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { prepareRateLimitScript } from './redis_scripts.js'
@@ -22,11 +22,17 @@ export interface RateLimiterOptions extends PolicyOptions {
    */
   fallback?: RateLimitFallback
   /**
-   * Upper bound (ms) on one decision's wait for Redis; past it the fallback answers. When the
-   * client's own `commandTimeout` is no larger, it does the bounding (no timer per call).
-   * @default 50
+   * Idle event-loop time (ms) one decision waits for Redis before the fallback answers. Time the
+   * process spent busy elsewhere does not count (`withinDeadline`): a decision that is late only
+   * because this process was saturated still comes from Redis, so the quota stays exact.
+   * @default 50 (`DEADLINE_DEFAULTS.timeoutMs`)
    */
   timeoutMs?: number
+  /**
+   * Longest wall-clock wait (ms) of one decision, however busy the process; past it the fallback answers.
+   * @default 2_000 (`DEADLINE_DEFAULTS.maxWaitMs`), or `timeoutMs` if larger
+   */
+  maxWaitMs?: number
   /**
    * Remember keys Redis rejected with nothing left until their retry time, answering them
    * in-process (`source: 'blockedCache'`) without a Redis call. `true` = at most 10,000 keys.
@@ -53,7 +59,11 @@ export interface RateLimiterOptions extends PolicyOptions {
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const policy = resolvePolicy(options)
   const keySpace = typeof options.prefix === 'string' ? new KeySpace(options.prefix) : options.prefix
-  const timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? 50)
+  const timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? DEADLINE_DEFAULTS.timeoutMs)
+  const deadline = checkDeadline('rateLimiter', {
+    timeoutMs,
+    maxWaitMs: options.maxWaitMs ?? Math.max(DEADLINE_DEFAULTS.maxWaitMs, timeoutMs),
+  })
   const fallback = resolveFallback(options.fallback ?? 'failOpen', policy)
   const blockedOption = options.blockedCache ?? false
   const blocked =
@@ -64,7 +74,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
         )
   const { redis, onStoreError } = options
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
-  const ownTimer = !clientTimeoutWithin(redis, timeoutMs)
   const decide = prepareRateLimitScript(keySpace, policy)
   const coalesce = writeCoalescer(redis)
 
@@ -77,8 +86,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       if (cached) return cached
       try {
         coalesce()
-        const call = decide(redis, key, cost)
-        const decision = await (ownTimer ? withDeadline(call, timeoutMs, what) : call)
+        const decision = await withinDeadline(decide(redis, key, cost), deadline, what)
         const result: RateLimitResult = {
           allowed: decision.allowed,
           limit: policy.limit,

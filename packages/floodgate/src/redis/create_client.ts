@@ -1,11 +1,15 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis'
+import { DEADLINE_DEFAULTS } from '../deadline/defaults.js'
 import type { RedisClient } from './types.js'
 
 /** Options floodgate needs on any client it uses. */
 export interface FloodgateClientOptions {
   /**
-   * Per-command timeout (ms). A black-holed Redis costs at most this much per call.
-   * @default 50
+   * ioredis' per-command timeout (ms): the hard cap of any command's wall-clock wait. floodgate's
+   * request-path calls have their own, shorter, loop-aware deadlines (`withinDeadline`: 50 ms of
+   * idle event loop by default), which tell a dead Redis from a busy process; this cap only bounds
+   * what nothing else bounds.
+   * @default 2_000 (`DEADLINE_DEFAULTS.maxWaitMs`)
    */
   commandTimeoutMs?: number
   /**
@@ -15,7 +19,10 @@ export interface FloodgateClientOptions {
   connectTimeoutMs?: number
 }
 
-const defaults = { commandTimeoutMs: 50, connectTimeoutMs: 1000 } satisfies Required<FloodgateClientOptions>
+const defaults = {
+  commandTimeoutMs: DEADLINE_DEFAULTS.maxWaitMs,
+  connectTimeoutMs: 1000,
+} satisfies Required<FloodgateClientOptions>
 
 /**
  * ioredis settings that make an outage fail fast instead of hanging:

@@ -72,6 +72,7 @@ export class StreamGroupConsumer {
   private assigned: readonly StreamSource[]
   /** With `membersKey`: other members' streams that are behind by `helpAfterMs`, read too until caught up. */
   private helping: readonly StreamSource[] = []
+  private memberCount = 0
   private readonly abort = new AbortController()
   private running = false
   private nextMaintenance = 0
@@ -103,6 +104,14 @@ export class StreamGroupConsumer {
   /** With `membersKey`: other members' streams it also reads now, since they are `helpAfterMs` behind. */
   get helpingStreams(): readonly string[] {
     return this.helping.map((s) => s.stream)
+  }
+
+  /**
+   * With `membersKey`: how many consumers of the group were live (heartbeat within `memberTtlMs`)
+   * at this consumer's last heartbeat, itself included; 0 before the first one or without `membersKey`.
+   */
+  get liveMembers(): number {
+    return this.memberCount
   }
 
   /** Starts the consume loop in the background. Calling it twice is a no-op. */
@@ -201,6 +210,7 @@ export class StreamGroupConsumer {
     const reply = await membersScript.run(this.redis, [membersKey], [this.name, memberTtlMs])
     // the script adds this consumer before listing, so it is always among the members
     const members = (Array.isArray(reply) ? reply.map(String) : [this.name]).sort()
+    this.memberCount = members.length
     const assigned = sources.filter((_, i) => members[i % members.length] === this.name)
     const changed =
       assigned.length !== this.assigned.length || assigned.some((s, i) => s !== this.assigned[i])

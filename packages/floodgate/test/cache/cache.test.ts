@@ -238,7 +238,14 @@ describe('invalidate and set', () => {
 
 describe('fill-4.lua negative NX semantics', () => {
   it('never overwrites a real value with the negative sentinel', async () => {
-    const store = new L2Store(redis, new KeySpace(prefix), 'c:nx', new CircuitBreaker(), 1000, () => {})
+    const store = new L2Store(
+      redis,
+      new KeySpace(prefix),
+      'c:nx',
+      new CircuitBreaker(),
+      { timeoutMs: 1000, maxWaitMs: 2000 },
+      () => {},
+    )
     await redis.set(`${prefix}:c:nx:{r}`, 'fg1|v|99999999999999|0|"real"')
     const neg = Buffer.from('fg1|n|99999999999999|0|')
     expect(await store.fill('r', neg, 5000, '0', '', 'nx')).toBe('value_present')

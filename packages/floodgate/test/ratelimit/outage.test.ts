@@ -120,4 +120,31 @@ describe('Redis outage', () => {
       expect([after.allowed, after.source, after.remaining]).toEqual([true, 'redis', LIMIT - 1])
     }
   })
+
+  it('an insurance share given as a function follows it (1 / live instances)', async () => {
+    let instances = 2
+    const limiter = createRateLimiter({
+      redis: client,
+      prefix: 'outage',
+      name: 'per-instance',
+      algorithm: 'slidingWindow',
+      limit: 10,
+      windowMs: 60_000,
+      timeoutMs: TIMEOUT_MS,
+      fallback: { insurance: { share: () => 1 / instances } },
+    })
+    const admitted = async (key: string) => {
+      let n = 0
+      for (let i = 0; i < 12; i++) if ((await limiter.limit(key)).allowed) n++
+      return n
+    }
+    await server.kill()
+    try {
+      expect(await admitted('a')).toBe(5)
+      instances = 5
+      expect(await admitted('b')).toBe(2)
+    } finally {
+      await server.start()
+    }
+  })
 })

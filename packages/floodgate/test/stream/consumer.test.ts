@@ -316,6 +316,7 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
     await until(() => a.assignedStreams.length === 2 && b.assignedStreams.length === 2)
     expect(a.assignedStreams).toEqual([sources[0]!.stream, sources[2]!.stream])
     expect(b.assignedStreams).toEqual([sources[1]!.stream, sources[3]!.stream])
+    expect([a.liveMembers, b.liveMembers]).toEqual([2, 2])
     for (const [i, s] of sources.entries()) await add(s.stream, 5, (k) => ['i', `${i}:${k}`])
     await until(() => applied.length === 20)
     // every stream was applied by exactly its owner: no two consumers worked on the same partition
@@ -328,6 +329,7 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
     // a leaves the member set on stop; b takes every stream at its next heartbeat
     await a.stop()
     await until(() => b.assignedStreams.length === 4)
+    expect(b.liveMembers).toBe(1)
     readBy.clear()
     for (const [i, s] of sources.entries()) await add(s.stream, 3, (k) => ['i', `${i}:late${k}`])
     await until(() => applied.length === 32)

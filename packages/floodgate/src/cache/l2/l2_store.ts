@@ -1,6 +1,7 @@
 import { Cluster } from 'ioredis'
 import type { CircuitBreaker } from '../../circuit_breaker/index.js'
-import { ScriptContractError, StoreUnavailableError } from '../../errors/index.js'
+import { countsAgainstRedis, type Deadline, withinDeadline } from '../../deadline/index.js'
+import { ScriptContractError } from '../../errors/index.js'
 import { type KeySpace, LuaScript, type RedisClient } from '../../redis/index.js'
 
 const claimScript = new LuaScript(new URL('./claim-4.lua', import.meta.url))
@@ -31,27 +32,25 @@ const FILL_RESULTS: Record<string, FillResult> = {
 
 /**
  * The Redis tier of one cache: every call goes through the circuit breaker
- * and a timeout (ms), and answers {@link UNAVAILABLE} instead of throwing on
- * the read path. Keys of one cache key share the hash tag `{<key>}`.
+ * and a loop-aware deadline ({@link withinDeadline}), and answers {@link UNAVAILABLE}
+ * instead of throwing on the read path. The breaker counts errors and timeouts during which
+ * the event loop sat idle; a wait that ran long because this process was busy does not count.
+ * Keys of one cache key share the hash tag `{<key>}`.
  */
 export class L2Store {
   readonly wakeChannel: string
   readonly busChannel: string
-  private readonly clientTimeoutSuffices: boolean
 
   constructor(
     readonly redis: RedisClient,
     private readonly keySpace: KeySpace,
     private readonly area: string,
     private readonly breaker: CircuitBreaker,
-    private readonly timeoutMs: number,
+    private readonly deadline: Deadline,
     private readonly onError: (error: unknown) => void,
   ) {
     this.wakeChannel = keySpace.channel(`${area}:filled`)
     this.busChannel = keySpace.channel(`${area}:invalidate`)
-    const clientTimeoutMs =
-      redis instanceof Cluster ? redis.options.redisOptions?.commandTimeout : redis.options.commandTimeout
-    this.clientTimeoutSuffices = clientTimeoutMs !== undefined && clientTimeoutMs <= timeoutMs
   }
 
   valueKey(key: string): string {
@@ -63,31 +62,18 @@ export class L2Store {
     return { value, version: `${value}:ver`, lock: `${value}:lock`, wait: `${value}:wait` }
   }
 
-  /** Runs `op` behind the breaker and the timeout. `force` skips the breaker's admission (writes). */
+  /** Runs `op` behind the breaker and the deadline. `force` skips the breaker's admission (writes). */
   async guard<R>(op: () => Promise<R>, force = false): Promise<R | Unavailable> {
     if (!this.breaker.allow() && !force) return UNAVAILABLE
-    let timer: NodeJS.Timeout | undefined
     try {
-      // The client's own per-command timeout already bounds the call: skip a timer per call.
-      const result = this.clientTimeoutSuffices
-        ? await op()
-        : await Promise.race([
-            op(),
-            new Promise<never>((_, reject) => {
-              timer = setTimeout(
-                () => reject(new StoreUnavailableError(`Redis did not answer within ${this.timeoutMs} ms`)),
-                this.timeoutMs,
-              )
-            }),
-          ])
+      const result = await withinDeadline(op(), this.deadline, 'cache L2')
       this.breaker.success()
       return result
     } catch (error) {
-      this.breaker.failure()
+      if (countsAgainstRedis(error)) this.breaker.failure()
+      else this.breaker.inconclusive()
       this.onError(error)
       return UNAVAILABLE
-    } finally {
-      clearTimeout(timer)
     }
   }
 
