@@ -61,9 +61,12 @@ export async function startBurstService(
   const close = async () => {
     await killServices(services)
     await pool.end()
-    await deleteByPrefix(redis, `${prefix}:`)
-    await dropSchema(schema)
-    rmSync(dataDir, { recursive: true, force: true })
+    try {
+      await deleteByPrefix(redis, `${prefix}:`) // fails on a Redis a test killed: the rest still runs
+    } finally {
+      await dropSchema(schema)
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   }
   try {
     services = await startServices(count, {
