@@ -4,6 +4,7 @@
 // few overrides and why), 20,000 seeded videos, a separate client process, one core kept busy.
 // Server only (several processes share one database; PGlite is one process's).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { fields } from '../../src/config/fields.js'
 import { runBurst } from '../support/burst.js'
 import { type BurstService, startBurstService } from '../support/burst_service.js'
 import { testDbKind } from '../support/database.js'
@@ -19,6 +20,8 @@ const IN_FLIGHT = 1000
  * PostgreSQL (if Redis could not answer them). Each is one single-table statement (one scan).
  */
 const STATEMENTS_PER_INSTANCE = 2
+/** A request not answered within REQUEST_TIMEOUT_MS (default) counts as a client error (ms). */
+const ANSWER_WITHIN_MS = Number(fields.requestTimeoutMs.default)
 
 const redis = testRedisClient()
 let burst: BurstService | undefined
@@ -46,13 +49,14 @@ describe.skipIf(testDbKind === 'pglite')('a burst of GETs of one cold video', ()
       concurrency: IN_FLIGHT,
       // many clients, as in a real flood: the anonymous per-IP quota (300 / 60 s) is not what is tested
       spreadSources: true,
-      timeoutMs: 30_000,
+      timeoutMs: ANSWER_WITHIN_MS,
     })
     const statements = (await settledTableScans(b.schema)) - before
     console.log(JSON.stringify({ test: 'cold video burst', statements, ...result, timeline: undefined }))
-    expect(result.statuses, JSON.stringify(result)).toEqual({ '200': REQUESTS })
-    expect(statements, JSON.stringify({ statements, countsStale: result.countsStale })).toBeLessThanOrEqual(
-      INSTANCES * STATEMENTS_PER_INSTANCE,
-    )
+    // soft: a failure reports every figure
+    expect.soft(result.statuses, JSON.stringify(result)).toEqual({ '200': REQUESTS })
+    expect
+      .soft(statements, 'table scans of the schema')
+      .toBeLessThanOrEqual(INSTANCES * STATEMENTS_PER_INSTANCE)
   }, 150_000)
 })

@@ -47,7 +47,7 @@ describe.skipIf(testDbKind === 'pglite')("a burst of one user's reads", () => {
       total: REQUESTS,
       concurrency: REQUESTS,
       headers: { authorization: `Bearer ${token}` },
-      timeoutMs: 30_000,
+      timeoutMs: Number(fields.requestTimeoutMs.default), // REQUEST_TIMEOUT_MS (ms)
     })
     const endMs = Date.now()
     const admitted = Object.entries(result.statuses)
