@@ -13,18 +13,17 @@
 // process's). It starts its own cluster, so like the library's failover test it runs in every
 // pass that has the server (the plain and the cluster pass of .ci/run). About 25-60 s; the
 // 150 s bound is for a heavily loaded machine (two main.ts start-ups dominate there).
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { InteractionKeys } from 'floodgate'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from '../support/database.js'
 import { freePort } from '../support/ports.js'
+import { type ServiceProcess, spawnService } from '../support/service_processes.js'
 
 /**
  * The library's PrivateCluster (packages/floodgate/test/support/redis_cluster.ts), the subset this
@@ -46,7 +45,6 @@ const PREFIX = 'fo'
 const PARTITIONS = 16
 const USERS = 6
 const VIDEOS_PER_MASTER = 4
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 const schema = uniqueSchema('failover')
 const dataDir = mkdtempSync(join(tmpdir(), 'va-failover-'))
 const onServer = testDbKind === 'pg'
@@ -56,12 +54,7 @@ let redis: Cluster | undefined
 let pool: pg.Pool | undefined
 const instances: Instance[] = []
 
-interface Instance {
-  port: number
-  child: ChildProcess
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-  output(): string
-}
+type Instance = ServiceProcess
 
 beforeAll(async () => {
   if (!onServer) return
@@ -109,19 +102,7 @@ function startInstance(port: number, seeds: readonly string[]): Instance {
     LOG_LEVEL: 'warn',
   }
   for (const name of ['REDIS_URL', 'JWT_SECRET', 'CONFIG_FILE']) delete env[name]
-  const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  for (const stream of [child.stdout, child.stderr])
-    stream?.on('data', (d: Buffer) => {
-      out = (out + d.toString()).slice(-20_000)
-    })
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  )
-  return { port, child, exited, output: () => out }
+  return spawnService(port, env)
 }
 
 async function waitReady(instance: Instance): Promise<void> {

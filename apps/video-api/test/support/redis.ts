@@ -45,33 +45,44 @@ export function testRedisClient(): Redis | Cluster {
  * every master and deletes key by key (the keys of one SCAN page may sit in different slots).
  */
 export async function deleteByPrefix(client: Redis | Cluster, prefix: string): Promise<number> {
-  if (!(client instanceof Cluster)) return deleteOnNode(client, prefix, false)
-  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
   let deleted = 0
-  for (const node of client.nodes('master')) deleted += await deleteOnNode(node, prefix, true)
+  await forEachKeyPage(client, prefix, async (node, keys, perKey) => {
+    if (!perKey) deleted += await node.unlink(...keys)
+    else {
+      const pipeline = node.pipeline()
+      for (const key of keys) pipeline.unlink(key)
+      for (const [error, count] of (await pipeline.exec()) ?? []) {
+        if (error) throw error
+        deleted += Number(count)
+      }
+    }
+  })
   return deleted
 }
 
-/** `perKey`: one UNLINK per key (a cluster node refuses a multi-key UNLINK across slots). */
-async function deleteOnNode(node: Redis, prefix: string, perKey: boolean): Promise<number> {
-  let deleted = 0
-  // keys under the prefix, and keys whose hash tag opens with it (`{prefix…}…`, e.g. a fencing counter)
+/**
+ * Calls `page` with each non-empty SCAN page of keys under `prefix` — keys that start with it and
+ * keys whose hash tag opens with it (`{prefix…}…`, e.g. a fencing counter) — on the node or on
+ * every cluster master. `perKey` is true on a cluster: the keys of one page may sit in different
+ * slots, so multi-key commands over them are refused there.
+ */
+export async function forEachKeyPage(
+  client: Redis | Cluster,
+  prefix: string,
+  page: (node: Redis, keys: string[], perKey: boolean) => Promise<void>,
+): Promise<void> {
+  if (!(client instanceof Cluster)) return scanNode(client, prefix, (keys) => page(client, keys, false))
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve))
+  for (const node of client.nodes('master')) await scanNode(node, prefix, (keys) => page(node, keys, true))
+}
+
+async function scanNode(node: Redis, prefix: string, page: (keys: string[]) => Promise<void>): Promise<void> {
   for (const pattern of [`${prefix}*`, `{${prefix}*`]) {
     let cursor = '0'
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
       cursor = next
-      if (keys.length === 0) continue
-      if (!perKey) deleted += await node.unlink(...keys)
-      else {
-        const pipeline = node.pipeline()
-        for (const key of keys) pipeline.unlink(key)
-        for (const [error, count] of (await pipeline.exec()) ?? []) {
-          if (error) throw error
-          deleted += Number(count)
-        }
-      }
+      if (keys.length > 0) await page(keys)
     } while (cursor !== '0')
   }
-  return deleted
 }

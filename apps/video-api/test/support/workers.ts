@@ -1,8 +1,15 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-/** Runs a TS worker in its own Node process (tsx, floodgate-source) and resolves with its JSON-line reports. */
-export function runWorker(file: URL, args: readonly string[]): Promise<Record<string, unknown>[]> {
+/**
+ * Runs a TS worker in its own Node process (tsx, floodgate-source) and resolves with its JSON-line
+ * reports; `onReport` sees each report as it arrives (e.g. a burst's `started`).
+ */
+export function runWorker(
+  file: URL,
+  args: readonly string[],
+  onReport?: (message: Record<string, unknown>) => void,
+): Promise<Record<string, unknown>[]> {
   const child = spawn(
     process.execPath,
     ['--conditions=floodgate-source', '--import', 'tsx', fileURLToPath(file), ...args],
@@ -10,20 +17,20 @@ export function runWorker(file: URL, args: readonly string[]): Promise<Record<st
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   )
-  let out = ''
+  const reports: Record<string, unknown>[] = []
+  let pending = ''
   child.stdout.on('data', (d: Buffer) => {
-    out += d.toString()
+    const lines = (pending + d.toString()).split('\n')
+    pending = lines.pop() ?? ''
+    for (const line of lines.filter((l) => l.startsWith('{'))) {
+      const message = JSON.parse(line) as Record<string, unknown>
+      reports.push(message)
+      onReport?.(message)
+    }
   })
   return new Promise((resolve, reject) => {
     child.once('error', reject)
-    child.once('exit', () =>
-      resolve(
-        out
-          .split('\n')
-          .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as Record<string, unknown>),
-      ),
-    )
+    child.once('exit', () => resolve(reports))
   })
 }
 

@@ -1,0 +1,155 @@
+import { Agent, request } from 'node:http'
+import { report } from '../support/workers.js'
+
+/**
+ * Worker: one client firing a closed-loop burst of GETs over several service instances.
+ *
+ * argv[2] is a JSON {@link BurstSpec}. `concurrency` loops each keep one request in flight;
+ * request i goes to `bases[i % bases.length]` with path `paths[i % paths.length]`. The burst
+ * stops after `total` requests or, without `total`, after `durationMs`. Loop w connects from
+ * source address 127.0.<w div 250>.<w mod 250 + 2> when `spreadSources` (Linux routes the whole
+ * 127/8 to loopback), so a flood of many clients is not one IP's quota.
+ *
+ * Reports, as JSON lines: `{ event: 'started', atMs }` when the first requests go out, then one
+ * {@link BurstReport}.
+ */
+export interface BurstSpec {
+  bases: string[]
+  paths: string[]
+  concurrency: number
+  total?: number
+  /** Used when `total` is absent (ms). */
+  durationMs?: number
+  headers?: Record<string, string>
+  spreadSources?: boolean
+  /** Per-request timeout (ms); a request past it counts in `errors`. */
+  timeoutMs: number
+}
+
+export interface BurstReport {
+  event: 'done'
+  requests: number
+  /** Status code → responses. */
+  statuses: Record<string, number>
+  /** Client-side failures (reset, refused, timeout), by message. */
+  errors: Record<string, number>
+  /** 2xx bodies carrying `countsStale: true`. */
+  countsStale: number
+  /** 503 responses without `application/problem+json` or without `Retry-After`. */
+  bad503: number
+  /** 5xx other than 503. */
+  other5xx: number
+  /** Latency percentiles over all responses (ms). */
+  p50Ms: number
+  p99Ms: number
+  maxMs: number
+  /** Wall time of the burst (ms). */
+  wallMs: number
+  /** Outcomes (status code or `error`) per 500 ms of the burst, by completion (index = ms since start div 500). */
+  timeline: Record<string, number>[]
+}
+
+const spec = JSON.parse(process.argv[2] ?? '{}') as BurstSpec
+const statuses: Record<string, number> = {}
+const errors: Record<string, number> = {}
+const latencies: number[] = []
+const timeline: Record<string, number>[] = []
+let countsStale = 0
+let bad503 = 0
+let other5xx = 0
+let next = 0
+
+function bump(into: Record<string, number>, key: string): void {
+  into[key] = (into[key] ?? 0) + 1
+}
+
+function agentFor(loop: number): Agent {
+  const options = { keepAlive: true, maxSockets: spec.bases.length }
+  if (!spec.spreadSources) return new Agent(options)
+  return new Agent({ ...options, localAddress: `127.0.${Math.floor(loop / 250)}.${(loop % 250) + 2}` })
+}
+
+function get(agent: Agent, url: string): Promise<{ status: number; headers: Headers; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, headers: spec.headers, timeout: spec.timeoutMs }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        body += chunk
+      })
+      res.on('end', () => {
+        const headers = new Headers()
+        for (const [name, value] of Object.entries(res.headers))
+          if (typeof value === 'string') headers.set(name, value)
+        resolve({ status: res.statusCode ?? 0, headers, body })
+      })
+      res.on('error', reject)
+    })
+    req.on('timeout', () => req.destroy(new Error('client timeout')))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+const started = performance.now()
+const deadline = started + (spec.durationMs ?? Number.POSITIVE_INFINITY)
+
+/** The timeline bucket of the present moment (responses are counted when they complete). */
+function bucketNow(): Record<string, number> {
+  const index = Math.floor((performance.now() - started) / 500)
+  const bucket = timeline[index] ?? {}
+  timeline[index] = bucket
+  return bucket
+}
+
+function more(): number | undefined {
+  if (spec.total !== undefined ? next >= spec.total : performance.now() >= deadline) return undefined
+  return next++
+}
+
+async function loop(index: number): Promise<void> {
+  const agent = agentFor(index)
+  for (let i = more(); i !== undefined; i = more()) {
+    const url = `${spec.bases[i % spec.bases.length]}${spec.paths[i % spec.paths.length]}`
+    const t0 = performance.now()
+    try {
+      const res = await get(agent, url)
+      latencies.push(performance.now() - t0)
+      bump(statuses, String(res.status))
+      bump(bucketNow(), String(res.status))
+      if (res.status >= 200 && res.status < 300 && res.body.includes('"countsStale":true')) countsStale++
+      if (res.status === 503) {
+        const problem = (res.headers.get('content-type') ?? '').startsWith('application/problem+json')
+        if (!problem || !res.headers.has('retry-after')) bad503++
+      } else if (res.status >= 500) other5xx++
+    } catch (error) {
+      bump(errors, (error as Error).message)
+      bump(bucketNow(), 'error')
+    }
+  }
+  agent.destroy()
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!)
+}
+
+report({ event: 'started', atMs: Date.now() })
+await Promise.all(Array.from({ length: spec.concurrency }, (_, i) => loop(i)))
+latencies.sort((a, b) => a - b)
+const done: BurstReport = {
+  event: 'done',
+  requests: next,
+  statuses,
+  errors,
+  countsStale,
+  bad503,
+  other5xx,
+  p50Ms: percentile(latencies, 0.5),
+  p99Ms: percentile(latencies, 0.99),
+  maxMs: Math.round(latencies.at(-1) ?? 0),
+  wallMs: Math.round(performance.now() - started),
+  timeline: Array.from(timeline, (b) => b ?? {}),
+}
+report({ ...done })
