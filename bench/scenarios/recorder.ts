@@ -62,6 +62,8 @@ export class Recorder {
   readonly histogram = newHistogram()
   /** Every answer's latency as measured (µs): a lower bound of what a user at the offered rate sees. */
   readonly uncorrected = newHistogram()
+  /** Answers by HTTP status code. */
+  readonly statuses: Record<number, number> = {}
 
   constructor(private readonly t0: number) {}
 
@@ -106,6 +108,7 @@ export class Recorder {
       status < 400 ? 'ok' : status === 429 ? 'limited' : status < 500 ? 'clientErrors' : 'serverErrors'
     s[field]++
     this.total[field]++
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1
   }
 
   error(): void {

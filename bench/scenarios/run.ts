@@ -120,6 +120,7 @@ try {
     MODES.map(async (mode) => {
       deployments[mode] = await ModeDeployment.start({
         mode,
+        profile: selected[0]?.profile ?? 'bench',
         database: databaseOf(mode),
         instances: params.instances,
         ttlMs: params.ttlMs,
