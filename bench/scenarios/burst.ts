@@ -8,9 +8,10 @@ import {
 } from './burst_invariants.js'
 import { bearer, benchIp, type Context } from './context.js'
 import { burst as warmUp } from './load.js'
-import { scrape } from './metrics.js'
+import { type Scrape, scrape } from './metrics.js'
 import type { ModeDeployment, ModeName } from './modes.js'
 import { type PhaseResult, runPhase, type TrafficClass } from './phase.js'
+import { sleep } from './processes.js'
 import { type PolicyQuota, probeQuota } from './quota_probe.js'
 import type { Recorder } from './recorder.js'
 import {
@@ -29,6 +30,34 @@ const WARM_READS = 200
 
 const PHASES = ['cold', 'absent', 'quota'] as const
 type PhaseName = (typeof PHASES)[number]
+
+/** A burst is over for the database when no instance ran a statement for this long (ms). */
+const SETTLE_MS = 500
+
+/** Scrapes until `db_queries_total` stayed the same for SETTLE_MS, at most `maxMs`; the last scrape. */
+async function settled(d: ModeDeployment, maxMs: number): Promise<Scrape> {
+  const deadline = performance.now() + maxMs
+  let last = await scrape(d.bases)
+  for (;;) {
+    await sleep(SETTLE_MS)
+    const now = await scrape(d.bases)
+    if (now.dbQueries === last.dbQueries || performance.now() > deadline) return now
+    last = now
+  }
+}
+
+interface MeasuredBurst {
+  phase: PhaseResult
+  /** Statements from before the burst until the instances settled: those of requests answered after its deadline too. */
+  dbStatements: number
+}
+
+async function measuredBurst(ctx: Context, d: ModeDeployment, c: TrafficClass): Promise<MeasuredBurst> {
+  const before = await scrape(d.bases)
+  const phase = await runPhase(d, { durationS: ctx.params.burstMaxS, classes: [c] })
+  const after = await settled(d, 1000 * ctx.params.burstMaxS)
+  return { phase, dbStatements: after.dbQueries - before.dbQueries }
+}
 
 /** DB statements of one GET of `path` on a quiet deployment (`db_queries_total` around it). */
 async function statementsOfOneRead(d: ModeDeployment, path: string): Promise<number> {
@@ -56,11 +85,12 @@ const staleCountsReads = (phase: PhaseResult) =>
     .filter(([name]) => name.startsWith('floodgate_counters_stale_reads_total'))
     .reduce((n, [, d]) => n + d, 0)
 
-const failed = (r: Recorder) => r.total.serverErrors + r.total.errors
+const unanswered = (r: Recorder) => r.total.errors + r.unanswered
+const failed = (r: Recorder) => r.total.serverErrors + unanswered(r)
 const statuses = (r: Recorder) =>
   [
     ...Object.entries(r.statuses).map(([code, n]) => `${code}: ${n}`),
-    ...(r.total.errors ? [`no answer: ${r.total.errors}`] : []),
+    ...(unanswered(r) ? [`no answer: ${unanswered(r)}`] : []),
   ].join(', ')
 
 /**
@@ -92,8 +122,8 @@ export const burst: Scenario = {
         await warmUp(d.bases, warm, 16)
         const statementsPerLoad = await statementsOfOneRead(d, `/videos/${ctx.idsByRank.at(-1)}`)
         const quota: PolicyQuota = await probeQuota(d.bases[0]!, warm[0]!, { authorization: probeToken })
-        const run = (c: TrafficClass) => runPhase(d, { durationS: p.burstMaxS, classes: [c] })
-        const phases: Record<PhaseName, PhaseResult> = {
+        const run = (c: TrafficClass) => measuredBurst(ctx, d, c)
+        const bursts: Record<PhaseName, MeasuredBurst> = {
           cold: await run(
             closedBurst(ctx, 'burst', p.burstRequests, () => ({
               method: 'GET',
@@ -116,7 +146,12 @@ export const burst: Scenario = {
             })),
           ),
         }
-        return { phases, statementsPerLoad, quota }
+        const phases = {
+          cold: bursts.cold.phase,
+          absent: bursts.absent.phase,
+          quota: bursts.quota.phase,
+        }
+        return { phases, bursts, statementsPerLoad, quota }
       },
       'defaults',
     )
@@ -124,8 +159,8 @@ export const burst: Scenario = {
     const figures = byMode((m): BurstFigures => {
       const { phases, quota } = results[m]
       const of = (phase: PhaseName) => ({
-        requests: rec(m, phase).requests,
-        dbStatements: phases[phase].dbTotal,
+        requests: rec(m, phase).sent,
+        dbStatements: results[m].bursts[phase].dbStatements,
         failed: failed(rec(m, phase)),
       })
       return {
@@ -181,7 +216,10 @@ export const burst: Scenario = {
         `cached video, the quota being what the service answers in RateLimit-Policy (floodgate: ` +
         `"${q.name}" ${q.limit} per ${q.windowMs / 1000} s, the default per-user quota). DB statements = ` +
         '`db_queries_total` deltas; "one cold read" = the statements of one lone GET of an uncached ' +
-        `video before the bursts (floodgate ${f.statementsPerLoad}). Latencies as measured (closed loop: ` +
+        `video before the bursts (floodgate ${f.statementsPerLoad}); a burst's statements are counted until ` +
+        `no instance ran one for ${SETTLE_MS} ms after it (answers after its deadline included), per ` +
+        '1,000 requests sent. "no answer" = errors and requests still in flight at the deadline. ' +
+        'Latencies as measured (closed loop: ' +
         'no coordinated-omission correction applies). Admitted bound: limit × (1 + burst time / window). ' +
         '"Stale counts reads" = responses whose like/play counts came from PostgreSQL (one statement each) ' +
         'because the Redis counts read failed or timed out (floodgate_counters_stale_reads_total). ' +

@@ -3,10 +3,11 @@ import type { Invariant } from './scenario.js'
 
 /** One burst phase of one mode, as the invariants read it. */
 export interface BurstPhaseFigures {
+  /** Requests sent. */
   requests: number
-  /** DB statements the instances ran during the phase (`db_queries_total`). */
+  /** DB statements the burst caused (`db_queries_total`). */
   dbStatements: number
-  /** 5xx answers and requests without an answer. */
+  /** 5xx answers and requests without an answer (errors, still in flight at the deadline). */
   failed: number
 }
 

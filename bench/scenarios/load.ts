@@ -10,7 +10,7 @@ interface Instance {
 }
 const autocannon = require('autocannon') as (
   options: Record<string, unknown>,
-  done: (error: Error | null) => void,
+  done: (error: Error | null, result: { requests: { sent: number } }) => void,
 ) => Instance
 
 /** One request the generator chose. */
@@ -80,7 +80,11 @@ export async function load(options: LoadOptions): Promise<void> {
                 },
               ],
             },
-            (error) => (error ? reject(error) : resolve()),
+            (error, result) => {
+              if (error) return reject(error)
+              options.recorder.sent += result.requests.sent
+              resolve()
+            },
           )
           instance.on('response', (_client, status, _bytes, ms) =>
             options.recorder.response(status, ms, interval),

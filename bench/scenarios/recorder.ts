@@ -64,6 +64,8 @@ export class Recorder {
   readonly uncorrected = newHistogram()
   /** Answers by HTTP status code. */
   readonly statuses: Record<number, number> = {}
+  /** Requests the load generator sent (counted when a load ends; 0 until then). */
+  sent = 0
 
   constructor(private readonly t0: number) {}
 
@@ -114,6 +116,11 @@ export class Recorder {
   error(): void {
     this.second().errors++
     this.total.errors++
+  }
+
+  /** Requests sent that got neither an answer nor an error: still in flight when the load stopped. */
+  get unanswered(): number {
+    return Math.max(0, this.sent - this.requests)
   }
 
   get requests(): number {
