@@ -153,7 +153,7 @@ export const burst: Scenario = {
         }
         return { phases, bursts, statementsPerLoad, quota }
       },
-      'defaults',
+      this.profile,
     )
     const rec = (m: ModeName, phase: PhaseName) => results[m].phases[phase].recorders.burst!
     const figures = byMode((m): BurstFigures => {

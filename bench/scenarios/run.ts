@@ -4,7 +4,7 @@
  * `npm run bench -- --quick` (5k videos, 2 instances, seconds per phase: the CI smoke run).
  *
  *   node --conditions=floodgate-source --import tsx bench/scenarios/run.ts [--quick] [--out DIR]
- *        [--only hot-key-expiry,penetration,like-storm,abusive-client,avalanche,burst]
+ *        [--only hot-key-expiry,penetration,abusive-client,avalanche,like-storm,burst]
  *
  * Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust) and `redis-server` on the PATH (each
  * mode gets a private one). Writes DIR/REPORT.md, DIR/scenarios/<id>.svg and .json (full run:
@@ -32,8 +32,8 @@ import { killAll, reaperDone, startReaper, track } from './processes.js'
 import { writeReport } from './report.js'
 import type { Scenario, ScenarioResult } from './scenario.js'
 
-// burst last: it restarts the instances with the service's defaults, the others share the bench profile
-const SCENARIOS: Scenario[] = [hotKeyExpiry, penetration, likeStorm, abusiveClient, avalanche, burst]
+// grouped by profile: switching one restarts every instance
+const SCENARIOS: Scenario[] = [hotKeyExpiry, penetration, abusiveClient, avalanche, likeStorm, burst]
 const repo = fileURLToPath(new URL('../../', import.meta.url))
 const { values } = parseArgs({
   options: {
