@@ -85,12 +85,11 @@ const staleCountsReads = (phase: PhaseResult) =>
     .filter(([name]) => name.startsWith('floodgate_counters_stale_reads_total'))
     .reduce((n, [, d]) => n + d, 0)
 
-const unanswered = (r: Recorder) => r.total.errors + r.unanswered
-const failed = (r: Recorder) => r.total.serverErrors + unanswered(r)
 const statuses = (r: Recorder) =>
   [
     ...Object.entries(r.statuses).map(([code, n]) => `${code}: ${n}`),
-    ...(unanswered(r) ? [`no answer: ${unanswered(r)}`] : []),
+    ...(r.total.errors ? [`error: ${r.total.errors}`] : []),
+    ...(r.unanswered ? [`in flight at the deadline: ${r.unanswered}`] : []),
   ].join(', ')
 
 /**
@@ -161,7 +160,7 @@ export const burst: Scenario = {
       const of = (phase: PhaseName) => ({
         requests: rec(m, phase).sent,
         dbStatements: results[m].bursts[phase].dbStatements,
-        failed: failed(rec(m, phase)),
+        failed: rec(m, phase).total.serverErrors + rec(m, phase).total.errors,
       })
       return {
         instances: ctx.deployments[m].bases.length,
@@ -218,7 +217,7 @@ export const burst: Scenario = {
         '`db_queries_total` deltas; "one cold read" = the statements of one lone GET of an uncached ' +
         `video before the bursts (floodgate ${f.statementsPerLoad}); a burst's statements are counted until ` +
         `no instance ran one for ${SETTLE_MS} ms after it (answers after its deadline included), per ` +
-        '1,000 requests sent. "no answer" = errors and requests still in flight at the deadline. ' +
+        '1,000 requests sent. "error": no answer within autocannon\'s 10 s or a socket error. ' +
         'Latencies as measured (closed loop: ' +
         'no coordinated-omission correction applies). Admitted bound: limit × (1 + burst time / window). ' +
         '"Stale counts reads" = responses whose like/play counts came from PostgreSQL (one statement each) ' +

@@ -7,7 +7,10 @@ export interface BurstPhaseFigures {
   requests: number
   /** DB statements the burst caused (`db_queries_total`). */
   dbStatements: number
-  /** 5xx answers and requests without an answer (errors, still in flight at the deadline). */
+  /**
+   * 5xx answers and request errors (no answer within the client's timeout, socket errors); not the
+   * requests still in flight when the burst hit its deadline (a bench time cap, not a failure).
+   */
   failed: number
 }
 
@@ -67,11 +70,11 @@ export function admittedWithinQuota(figures: Record<ModeName, BurstFigures>): In
   }
 }
 
-/** floodgate: nothing failed (Redis and PostgreSQL are up, only busy), so no 5xx and every request answered. */
+/** floodgate: nothing failed (Redis and PostgreSQL are up, only busy), so no 5xx and no request error. */
 export function noFailures(f: BurstFigures): Invariant {
   const phases = { cold: f.cold, absent: f.absent, quota: f.quota }
   return {
-    name: 'floodgate: no 5xx, every request answered',
+    name: 'floodgate: no 5xx, no request error',
     ok: Object.values(phases).every((p) => p.failed === 0),
     detail: Object.entries(phases)
       .map(([name, p]) => `${name} ${p.failed}`)

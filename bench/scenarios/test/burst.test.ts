@@ -70,7 +70,7 @@ describe('burst invariants', () => {
     expect(bad.detail).toContain('older design 186 / 101')
   })
 
-  it('no failures: any 5xx or unanswered request in any burst fails it', () => {
+  it('no failures: any 5xx or request error in any burst fails it', () => {
     expect(invariants.noFailures(figures()).ok).toBe(true)
     expect(
       invariants.noFailures(figures({ absent: { requests: 3000, dbStatements: 0, failed: 1 } })).ok,
