@@ -11,6 +11,7 @@ import {
   modeSeries,
   no5xx,
   type Scenario,
+  slidingWindowBound,
   summarize,
 } from './scenario.js'
 
@@ -59,7 +60,7 @@ export const abusiveClient: Scenario = {
         ],
       }),
     )
-    const bound = (limit: number) => Math.floor(limit * (1 + (p.abusiveS * 1000) / QUOTAS.windowMs))
+    const bound = (limit: number) => slidingWindowBound(limit, p.abusiveS * 1000, QUOTAS.windowMs)
     const normalP99 = (m: (typeof MODES)[number], during: boolean) => {
       const h = newHistogram()
       for (const [t, s] of (phases[m].recorders.normal?.seconds ?? []).entries())

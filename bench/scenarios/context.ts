@@ -30,6 +30,12 @@ export interface Params {
   likeRate: number
   abusiveBaselineS: number
   abusiveS: number
+  /** Burst: requests in flight at once (closed loop, all instances together). */
+  burstInFlight: number
+  /** Burst: requests of the cold-video and of the absent-id burst. */
+  burstRequests: number
+  /** Burst: longest a burst may run (s); what is not sent by then is not sent. */
+  burstMaxS: number
 }
 
 export const QUICK: Params = {
@@ -53,6 +59,9 @@ export const QUICK: Params = {
   likeRate: 300,
   abusiveBaselineS: 1,
   abusiveS: 2,
+  burstInFlight: 1_000,
+  burstRequests: 2_000,
+  burstMaxS: 8,
 }
 
 export const FULL: Params = {
@@ -76,6 +85,9 @@ export const FULL: Params = {
   likeRate: 500,
   abusiveBaselineS: 5,
   abusiveS: 15,
+  burstInFlight: 1_000,
+  burstRequests: 10_000,
+  burstMaxS: 30,
 }
 
 /** What every scenario gets: the deployments, the catalog, users and the admin connection. */

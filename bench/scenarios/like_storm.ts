@@ -67,42 +67,48 @@ async function compare(ctx: Context, d: ModeDeployment, videoIds: string[]): Pro
  */
 export const likeStorm: Scenario = {
   id: 'like-storm',
+  profile: 'bench-250ms',
   async run(ctx: Context) {
     const p = ctx.params
     const users = ctx.userIds.slice(0, 1000)
     const tokens = users.map((u) => `Bearer ${bearer(ctx, u)}`)
     const top = ctx.idsByRank.slice(0, 100)
-    const results = await forEachMode(ctx, 'like storm', async (mode) => {
-      const d = ctx.deployments[mode]
-      const phase = await runPhase(d, {
-        durationS: p.likeStormS,
-        classes: [
-          {
-            name: 'ops',
-            connections: p.connections,
-            durationS: p.likeStormS,
-            rate: p.likeRate,
-            next: () => {
-              const u = Math.floor(Math.random() * tokens.length)
-              const v = top[Math.floor(Math.random() * top.length)]!
-              const x = Math.random()
-              return x < 0.4
-                ? { method: 'PUT', path: `/videos/${v}/like`, headers: { authorization: tokens[u]! } }
-                : x < 0.7
-                  ? { method: 'DELETE', path: `/videos/${v}/like`, headers: { authorization: tokens[u]! } }
-                  : { method: 'POST', path: `/videos/${v}/play`, headers: { authorization: tokens[u]! } }
+    const results = await forEachMode(
+      ctx,
+      'like storm',
+      async (mode) => {
+        const d = ctx.deployments[mode]
+        const phase = await runPhase(d, {
+          durationS: p.likeStormS,
+          classes: [
+            {
+              name: 'ops',
+              connections: p.connections,
+              durationS: p.likeStormS,
+              rate: p.likeRate,
+              next: () => {
+                const u = Math.floor(Math.random() * tokens.length)
+                const v = top[Math.floor(Math.random() * top.length)]!
+                const x = Math.random()
+                return x < 0.4
+                  ? { method: 'PUT', path: `/videos/${v}/like`, headers: { authorization: tokens[u]! } }
+                  : x < 0.7
+                    ? { method: 'DELETE', path: `/videos/${v}/like`, headers: { authorization: tokens[u]! } }
+                    : { method: 'POST', path: `/videos/${v}/play`, headers: { authorization: tokens[u]! } }
+              },
             },
-          },
-        ],
-      })
-      const drainStart = performance.now()
-      let comparison = await compare(ctx, d, top)
-      while (comparison.mismatches.length > 0 && performance.now() - drainStart < 30_000) {
-        await sleep(250)
-        comparison = await compare(ctx, d, top)
-      }
-      return { phase, comparison, drainMs: Math.round(performance.now() - drainStart) }
-    })
+          ],
+        })
+        const drainStart = performance.now()
+        let comparison = await compare(ctx, d, top)
+        while (comparison.mismatches.length > 0 && performance.now() - drainStart < 30_000) {
+          await sleep(250)
+          comparison = await compare(ctx, d, top)
+        }
+        return { phase, comparison, drainMs: Math.round(performance.now() - drainStart) }
+      },
+      this.profile,
+    )
     const phases = byMode((m) => results[m].phase)
     const lagLine = byMode((m) => phases[m].samples.map((s) => s.flushLagS ?? 0))
     // the instances' stalls: a flush stuck behind a stalled event loop (or a starved PostgreSQL

@@ -10,7 +10,7 @@ interface Instance {
 }
 const autocannon = require('autocannon') as (
   options: Record<string, unknown>,
-  done: (error: Error | null) => void,
+  done: (error: Error | null, result: { requests: { sent: number } }) => void,
 ) => Instance
 
 /** One request the generator chose. */
@@ -28,6 +28,11 @@ export interface LoadOptions {
   durationS: number
   /** Offered load in total (req/s); undefined = as fast as the connections go (closed loop). */
   rate?: number
+  /**
+   * Requests in total, split evenly over the instances: the load ends when they are answered or at
+   * `durationS`, whichever comes first (autocannon checks once a second). Undefined = `durationS` only.
+   */
+  amount?: number
   next: () => RequestSpec
   recorder: Recorder
 }
@@ -44,16 +49,24 @@ export async function load(options: LoadOptions): Promise<void> {
   // autocannon lowers the connections to the rate when the rate is smaller (run.js)
   const connections = Math.min(Math.max(1, Math.round(options.connections / n)), rate ?? Infinity)
   const interval = expectedIntervalMs(connections, rate)
+  const share = (i: number) =>
+    options.amount === undefined
+      ? undefined
+      : Math.floor(options.amount / n) + (i < options.amount % n ? 1 : 0)
   await Promise.all(
     options.bases.map(
-      (base) =>
+      (base, i) =>
         new Promise<void>((resolve, reject) => {
+          const max = share(i)
+          if (max === 0) return resolve()
           const instance = autocannon(
             {
               url: base,
-              connections,
+              // autocannon gives each connection its share of maxOverallRequests: none may get 0
+              connections: Math.min(connections, max ?? Infinity),
               duration: options.durationS,
               ...(rate ? { overallRate: rate } : {}),
+              ...(max === undefined ? {} : { maxOverallRequests: max }),
               timeout: 10,
               requests: [
                 {
@@ -67,7 +80,11 @@ export async function load(options: LoadOptions): Promise<void> {
                 },
               ],
             },
-            (error) => (error ? reject(error) : resolve()),
+            (error, result) => {
+              if (error) return reject(error)
+              options.recorder.sent += result.requests.sent
+              resolve()
+            },
           )
           instance.on('response', (_client, status, _bytes, ms) =>
             options.recorder.response(status, ms, interval),

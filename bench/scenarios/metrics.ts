@@ -15,11 +15,20 @@ export interface Scrape {
   eventLoopMaxS: number
   /** Cumulative `http_request_duration_seconds_bucket` of `GET /videos/:id`, summed over instances and statuses (le in s → count). */
   videoReadBuckets: Buckets
+  /** floodgate's counters (`floodgate_*_total`, e.g. cache outcomes, stale counts reads), summed over instances, by name and labels. */
+  floodgateCounters: Record<string, number>
 }
 
 /** Parses one instance's /metrics text into a {@link Scrape} (sums; maxima for lag). */
 export function parseMetrics(texts: readonly string[]): Scrape {
-  const out: Scrape = { dbQueries: 0, flushLagS: 0, cpuS: 0, eventLoopMaxS: 0, videoReadBuckets: new Map() }
+  const out: Scrape = {
+    dbQueries: 0,
+    flushLagS: 0,
+    cpuS: 0,
+    eventLoopMaxS: 0,
+    videoReadBuckets: new Map(),
+    floodgateCounters: {},
+  }
   const value = (line: string) => Number(line.slice(line.lastIndexOf(' ') + 1))
   for (const text of texts) {
     for (const line of text.split('\n')) {
@@ -33,6 +42,9 @@ export function parseMetrics(texts: readonly string[]): Scrape {
         if (le === undefined) continue
         const bound = le === '+Inf' ? Infinity : Number(le)
         out.videoReadBuckets.set(bound, (out.videoReadBuckets.get(bound) ?? 0) + value(line))
+      } else if (/^floodgate_\w+_total[{ ]/.test(line)) {
+        const name = line.slice(0, line.lastIndexOf(' '))
+        out.floodgateCounters[name] = (out.floodgateCounters[name] ?? 0) + value(line)
       } else {
         const m =
           /^floodgate_interactions_flush_oldest_(?:pending|undelivered)_age_seconds(?:\{[^}]*\})? (\S+)$/.exec(
@@ -81,4 +93,16 @@ export function bucketDelta(
     if (p99UpperS === Infinity && count && delta[i]! >= 0.99 * count) p99UpperS = b
   }
   return { count, p99UpperS, slowerThan }
+}
+
+/** The counters that grew between two scrapes, by how much (a counter absent before counts from 0). */
+export function counterDelta(
+  before: Record<string, number>,
+  after: Record<string, number>,
+): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([name, n]) => [name, n - (before[name] ?? 0)] as const)
+      .filter(([, d]) => d > 0),
+  )
 }

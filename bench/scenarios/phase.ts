@@ -1,7 +1,7 @@
 import { zipfSampler } from '../support/zipf.js'
 import { type Context, randomIp } from './context.js'
 import { burst, type LoadOptions, load } from './load.js'
-import { bucketDelta, scrape } from './metrics.js'
+import { bucketDelta, counterDelta, scrape } from './metrics.js'
 import type { ModeDeployment } from './modes.js'
 import { sleep } from './processes.js'
 import { Recorder } from './recorder.js'
@@ -21,10 +21,16 @@ export interface PhaseResult {
   /** Per second: `flushLagS` (oldest unflushed interaction event, s), `eventLoopMaxS` (longest event-loop delay of any instance, s). */
   samples: Array<Record<string, number>>
   durationS: number
+  /** Wall time (s) the traffic took: below durationS when a class's `amount` was answered sooner. */
+  elapsedS: number
+  /** Longest event-loop delay (s) of any instance during the phase, the last partial second included. */
+  eventLoopMaxS: number
   /** CPU (s, user + system) the mode's instances used during the phase. */
   serviceCpuS: number
   /** Server-side latency of `GET /videos/:id` during the phase (video-api's own histogram). */
   serverVideoReads: ReturnType<typeof bucketDelta>
+  /** floodgate's counters that grew during the phase (cache outcomes, stale counts reads, …), summed over instances. */
+  floodgateEvents: Record<string, number>
 }
 
 /**
@@ -72,6 +78,7 @@ export async function runPhase(
     }),
     options.during?.(),
   ])
+  const elapsedS = (performance.now() - t0) / 1000
   sampling = false
   stopSampling()
   await sampler
@@ -82,8 +89,11 @@ export async function runPhase(
     dbTotal: end.dbQueries - start,
     samples,
     durationS: options.durationS,
+    elapsedS,
+    eventLoopMaxS: Math.max(end.eventLoopMaxS, ...samples.map((s) => s.eventLoopMaxS ?? 0)),
     serviceCpuS: end.cpuS - first.cpuS,
     serverVideoReads: bucketDelta(first.videoReadBuckets, end.videoReadBuckets),
+    floodgateEvents: counterDelta(first.floodgateCounters, end.floodgateCounters),
   }
 }
 

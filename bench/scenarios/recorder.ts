@@ -62,6 +62,10 @@ export class Recorder {
   readonly histogram = newHistogram()
   /** Every answer's latency as measured (µs): a lower bound of what a user at the offered rate sees. */
   readonly uncorrected = newHistogram()
+  /** Answers by HTTP status code. */
+  readonly statuses: Record<number, number> = {}
+  /** Requests the load generator sent (counted when a load ends; 0 until then). */
+  sent = 0
 
   constructor(private readonly t0: number) {}
 
@@ -106,11 +110,17 @@ export class Recorder {
       status < 400 ? 'ok' : status === 429 ? 'limited' : status < 500 ? 'clientErrors' : 'serverErrors'
     s[field]++
     this.total[field]++
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1
   }
 
   error(): void {
     this.second().errors++
     this.total.errors++
+  }
+
+  /** Requests sent that got neither an answer nor an error: still in flight when the load stopped. */
+  get unanswered(): number {
+    return Math.max(0, this.sent - this.requests)
   }
 
   get requests(): number {

@@ -4,12 +4,12 @@
  * `npm run bench -- --quick` (5k videos, 2 instances, seconds per phase: the CI smoke run).
  *
  *   node --conditions=floodgate-source --import tsx bench/scenarios/run.ts [--quick] [--out DIR]
- *        [--only hot-key-expiry,penetration,like-storm,abusive-client,avalanche]
+ *        [--only hot-key-expiry,penetration,abusive-client,avalanche,like-storm,burst]
  *
  * Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust) and `redis-server` on the PATH (each
  * mode gets a private one). Writes DIR/REPORT.md, DIR/scenarios/<id>.svg and .json (full run:
  * bench/results; --quick: a temporary folder unless --out). Exits 1 if an invariant fails
- * (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit).
+ * (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit, DB statements of a burst).
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -22,6 +22,7 @@ import pg from 'pg'
 import { spawnTs } from '../support/spawn_ts.js'
 import { abusiveClient } from './abusive_client.js'
 import { avalanche } from './avalanche.js'
+import { burst } from './burst.js'
 import { type Context, FULL, QUICK } from './context.js'
 import { hotKeyExpiry } from './hot_key_expiry.js'
 import { likeStorm } from './like_storm.js'
@@ -31,7 +32,8 @@ import { killAll, reaperDone, startReaper, track } from './processes.js'
 import { writeReport } from './report.js'
 import type { Scenario, ScenarioResult } from './scenario.js'
 
-const SCENARIOS: Scenario[] = [hotKeyExpiry, penetration, likeStorm, abusiveClient, avalanche]
+// grouped by profile: switching one restarts every instance
+const SCENARIOS: Scenario[] = [hotKeyExpiry, penetration, abusiveClient, avalanche, likeStorm, burst]
 const repo = fileURLToPath(new URL('../../', import.meta.url))
 const { values } = parseArgs({
   options: {
@@ -120,6 +122,7 @@ try {
     MODES.map(async (mode) => {
       deployments[mode] = await ModeDeployment.start({
         mode,
+        profile: selected[0]?.profile ?? 'bench',
         database: databaseOf(mode),
         instances: params.instances,
         ttlMs: params.ttlMs,

@@ -1,6 +1,6 @@
 import type { Chart, Series } from './chart/line_chart.js'
 import type { Context } from './context.js'
-import { MODE_COLOR, MODE_LABEL, MODES, type ModeName } from './modes.js'
+import { MODE_COLOR, MODE_LABEL, MODES, type ModeName, type Profile } from './modes.js'
 import type { PhaseResult } from './phase.js'
 
 export interface Invariant {
@@ -24,6 +24,8 @@ export interface ScenarioResult {
 
 export interface Scenario {
   id: string
+  /** The instances' settings the scenario runs with. @default 'bench' */
+  profile?: Profile
   run(ctx: Context): Promise<ScenarioResult>
 }
 
@@ -61,15 +63,18 @@ export function no5xx(phases: Record<ModeName, PhaseResult>, allowDuringOutage =
   }
 }
 
+/** Runs `fn` for each mode in turn, its instances switched to `profile` first (a restart when they ran with another). */
 export function forEachMode<T>(
   ctx: Context,
   title: string,
   fn: (mode: ModeName) => Promise<T>,
+  profile: Profile = 'bench',
 ): Promise<Record<ModeName, T>> {
   return (async () => {
     const out = {} as Record<ModeName, T>
     for (const mode of MODES) {
       ctx.log(`${title}: ${MODE_LABEL[mode]}`)
+      await ctx.deployments[mode].use(profile, ctx.log)
       out[mode] = await fn(mode)
     }
     return out
@@ -89,13 +94,17 @@ export function summarize(phase: PhaseResult): unknown {
     dbPerSecond: phase.dbPerSecond,
     serviceCpuS: phase.serviceCpuS,
     serviceCpuMsPerRequest: cpuMsPerRequest(phase),
+    elapsedS: phase.elapsedS,
+    eventLoopMaxS: phase.eventLoopMaxS,
     serverVideoReads: phase.serverVideoReads,
+    floodgateEvents: phase.floodgateEvents,
     samples: phase.samples,
     classes: Object.fromEntries(
       Object.entries(phase.recorders).map(([name, r]) => [
         name,
         {
           total: r.total,
+          statuses: r.statuses,
           percentilesMs: r.percentiles(),
           uncorrectedPercentilesMs: r.uncorrectedPercentiles(),
           timeline: r.timeline(),
@@ -109,6 +118,17 @@ export function summarize(phase: PhaseResult): unknown {
 export function cpuMsPerRequest(phase: PhaseResult): number {
   const requests = Object.values(phase.recorders).reduce((n, r) => n + r.requests, 0)
   return Math.round((100 * (1000 * phase.serviceCpuS)) / Math.max(1, requests)) / 100
+}
+
+/**
+ * Most requests a sliding-window counter admits over `durationMs` (ms) to a key without earlier
+ * requests: limit × (1 + duration / window), floored. A window admits c ≤ limit; the next, f of
+ * its length in, admits limit − c × (1 − f), so the two together stay ≤ limit × (1 + f) with
+ * f ≤ duration / window (sliding window counter: Cloudflare,
+ * https://blog.cloudflare.com/counting-things-a-lot-of-different-things/).
+ */
+export function slidingWindowBound(limit: number, durationMs: number, windowMs: number): number {
+  return Math.floor(limit * (1 + durationMs / windowMs))
 }
 
 /** Panel data: DB queries per second of each mode. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { kyselySqlDatabase } from '../src/interactions/sql_database.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
 
 async function dbQueries(t: TestApp): Promise<number> {
@@ -30,5 +31,16 @@ describe('db_queries_total', () => {
     expect(afterReads - before).toBeGreaterThanOrEqual(3)
     await t.app.inject({ method: 'GET', url: '/healthz' })
     expect(await dbQueries(t)).toBe(afterReads)
+  })
+
+  it('counts raw statements too (floodgate SqlExecutor: the counts fallback, the flush)', async () => {
+    const sql = kyselySqlDatabase(t.app.deps.db)
+    const before = await dbQueries(t)
+    await sql.query('SELECT 1')
+    await sql.transaction(async (trx) => {
+      await trx.query('SELECT 1')
+      await trx.query('SELECT 2')
+    })
+    expect((await dbQueries(t)) - before).toBe(3)
   })
 })

@@ -68,4 +68,13 @@ describe('Recorder', () => {
     expect(p.max).toBeCloseTo(100, 0)
     expect(r.timeline()[0]?.errors).toBe(2)
   })
+
+  it('counts requests sent but neither answered nor failed as unanswered', () => {
+    const r = new Recorder(performance.now())
+    r.response(200, 1)
+    r.error()
+    expect(r.unanswered).toBe(0)
+    r.sent = 5
+    expect(r.unanswered).toBe(3)
+  })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { bucketDelta, parseMetrics } from '../metrics.js'
+import { bucketDelta, counterDelta, parseMetrics } from '../metrics.js'
 import { processStartTime } from '../processes.js'
 
 const instance = (db: number, cpu: number, lag: number, le: Record<string, number>) =>
@@ -14,6 +14,8 @@ const instance = (db: number, cpu: number, lag: number, le: Record<string, numbe
     ),
     'http_request_duration_seconds_bucket{le="0.1",method="PUT",route="/videos/:id/like",status="200"} 999',
     'floodgate_interactions_flush_oldest_pending_age_seconds{stream="s"} 1.5',
+    'floodgate_cache_events_total{cache="videos",outcome="load"} 3',
+    'floodgate_counters_stale_reads_total{reason="timeout"} 2',
   ].join('\n')
 
 describe('parseMetrics', () => {
@@ -27,6 +29,10 @@ describe('parseMetrics', () => {
     expect(s.cpuS).toBe(2)
     expect(s.eventLoopMaxS).toBe(0.07)
     expect(s.flushLagS).toBe(1.5)
+    expect(s.floodgateCounters).toEqual({
+      'floodgate_cache_events_total{cache="videos",outcome="load"}': 6,
+      'floodgate_counters_stale_reads_total{reason="timeout"}': 4,
+    })
     expect([...s.videoReadBuckets]).toEqual([
       [0.01, 6],
       [0.1, 11],
@@ -52,6 +58,12 @@ describe('bucketDelta', () => {
     expect(d.slowerThan).toEqual({ '0.01': 0.1, '0.1': 0.01 })
     expect(d.p99UpperS).toBe(0.1)
     expect(bucketDelta(before, before).count).toBe(0)
+  })
+})
+
+describe('counterDelta', () => {
+  it('keeps the counters that grew, by how much; a new counter counts from 0', () => {
+    expect(counterDelta({ a: 1, b: 5 }, { a: 4, b: 5, c: 2 })).toEqual({ a: 3, c: 2 })
   })
 })
 

@@ -9,18 +9,20 @@ import { Counter, type Registry } from 'prom-client'
 
 /**
  * A Kysely plugin counting every statement the app executes (builders, raw `sql`,
- * statements inside transactions), exported as `db_queries_total` on /metrics:
- * the benchmark's per-instance database load.
+ * `executeQuery(CompiledQuery)` as floodgate's SqlExecutor runs it, statements inside
+ * transactions), exported as `db_queries_total` on /metrics: the benchmark's per-instance
+ * database load. Counted when a result comes back: a compiled statement skips
+ * `transformQuery`, and a statement that failed is not counted.
  */
 export class QueryCounter implements KyselyPlugin {
   private count = 0
 
   transformQuery(args: PluginTransformQueryArgs): PluginTransformQueryArgs['node'] {
-    this.count++
     return args.node
   }
 
   transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    this.count++
     return Promise.resolve(args.result)
   }
 
