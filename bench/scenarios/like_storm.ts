@@ -67,7 +67,7 @@ async function compare(ctx: Context, d: ModeDeployment, videoIds: string[]): Pro
  */
 export const likeStorm: Scenario = {
   id: 'like-storm',
-  profile: 'bench-250ms',
+  profile: 'bench',
   async run(ctx: Context) {
     const p = ctx.params
     const users = ctx.userIds.slice(0, 1000)

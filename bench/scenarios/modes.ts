@@ -24,13 +24,11 @@ export const QUOTAS = { windowMs: 10_000, user: 300, anonymous: 300, write: 2_00
 
 /**
  * What the instances run with. `bench`: the flood scenarios' settings (a pool of 5, the run's short
- * cache TTL, {@link QUOTAS}). `bench-250ms`: the same with REDIS_COMMAND_TIMEOUT_MS=250, for the
- * like storm only: with the default on this shared 2-core box its writes answered 503 in every
- * mode (bench REPORT, method). `defaults`: the service's own defaults for everything but what a
+ * cache TTL, {@link QUOTAS}; Redis timeouts at their defaults). `defaults`: the service's own defaults for everything but what a
  * deployment must say (port, database, Redis, prefix, JWT secret, log level, cache mode) and
  * TRUST_PROXY=true, so that the bench can speak for many clients (X-Forwarded-For).
  */
-export type Profile = 'bench' | 'bench-250ms' | 'defaults'
+export type Profile = 'bench' | 'defaults'
 
 export interface ModeOptions {
   mode: ModeName
@@ -159,7 +157,6 @@ export class ModeDeployment {
     if (this.profile === 'defaults') return env
     return {
       ...env,
-      ...(this.profile === 'bench-250ms' ? { REDIS_COMMAND_TIMEOUT_MS: '250' } : {}),
       DB_POOL_MAX: '5',
       CACHE_TTL_MIN_MS: String(o.ttlMs),
       CACHE_TTL_MAX_MS: String(2 * o.ttlMs),
