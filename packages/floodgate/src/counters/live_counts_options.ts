@@ -65,10 +65,11 @@ export type ResolvedLiveCountsOptions = Required<
 
 /**
  * Estimated heap bytes of one entry: the entry object (6 fields), the LRU's slots for it and the
- * id string (2 bytes a character, as V8 may store it). Measured about 170 B for 18-digit ids.
+ * id string. Measured (heapUsed over 200,000 entries): 165 B with 6-digit ids, 181 B with 18-digit
+ * ids; this estimate is 164 B and 188 B.
  */
 export function liveCountsEntryBytes(videoId: string): number {
-  return 140 + 2 * videoId.length
+  return 152 + 2 * videoId.length
 }
 
 /**
