@@ -1,24 +1,21 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type CountsFallback,
   CountsReader,
   type FallbackCounts,
-  floodgateRedisOptions,
-  Interactions,
+  type Interactions,
   LiveCounts,
   type LiveCountsOptions,
   playViewer,
 } from '../../src/index.js'
-import { uniquePrefix } from '../support/redis.js'
-import { PrivateRedis } from '../support/redis_server.js'
-import { type CountersSchema, createCountersSchema, seedMembers } from './pg_schema.js'
+import { type CountsFixture, createCountsFixture } from './counts_fixture.js'
+import { type CountersSchema, seedMembers } from './pg_schema.js'
 
 // A private redis-server: its INFO commandstats counts exactly the commands these reads send.
-let server: PrivateRedis
+let f: CountsFixture
 let redis: Redis
 let schema: CountersSchema
-const prefix = uniquePrefix('live')
 let interactions: Interactions
 let reader: CountsReader
 let clock = 1_000_000
@@ -48,27 +45,15 @@ function layer(options: Partial<LiveCountsOptions> = {}): LiveCounts {
   return new LiveCounts({ reader, fallback: pgFallback, now: () => clock, ...options })
 }
 
-/** SCARD calls the server ran so far: a Redis read of n ids sends 2n. */
-async function scardCalls(): Promise<number> {
-  const info = await redis.info('commandstats')
-  return Number(/^cmdstat_scard:calls=(\d+)/m.exec(info)?.[1] ?? 0)
-}
+const scardCalls = () => f.scardCalls()
 
 beforeAll(async () => {
-  server = await PrivateRedis.start()
-  redis = new Redis(server.url, floodgateRedisOptions({ commandTimeoutMs: 2000 }))
-  redis.on('error', () => undefined)
-  schema = await createCountersSchema('live', 20)
-  interactions = new Interactions(redis, { prefix, partitions: 4 })
-  reader = new CountsReader({ redis, prefix, partitions: 4, timeoutMs: 200 })
-  await redis.set(interactions.keys.epoch(), 'e1')
+  f = await createCountsFixture('live', 20)
+  ;({ redis, schema, interactions } = f)
+  reader = new CountsReader({ redis, prefix: f.prefix, partitions: 4, timeoutMs: 200 })
 })
 
-afterAll(async () => {
-  redis.disconnect()
-  await server.destroy()
-  await schema.drop()
-})
+afterAll(() => f.close())
 
 describe('LiveCounts with Redis up', () => {
   it('1,000 concurrent anonymous reads of one id send one Redis read; none again within maxAgeMs', async () => {
@@ -189,7 +174,7 @@ describe('LiveCounts when Redis cannot answer', () => {
     await interactions.setLiked('9', '50', true)
     expect((await live.read(['9'])).counts.get('9')).toMatchObject({ likes: 1, stale: false })
     const calls = fallbackCalls.length
-    await server.kill()
+    await f.server.kill()
     clock += 1000
     const reads = await Promise.all(Array.from({ length: 200 }, () => live.read(['9'])))
     for (const read of reads) expect(read.counts.get('9')).toMatchObject({ likes: 1, stale: true })
