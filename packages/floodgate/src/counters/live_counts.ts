@@ -65,13 +65,13 @@ interface Entry {
 /**
  * Live counts from an in-process layer in front of the Redis read (SPEC §4 "Reading counts"):
  *
- * - Anonymous reads of counts read at most `maxAgeMs` ago are answered in process. Other ids go
- *   to a {@link CountsBatcher}: one pipelined Redis read for every id asked meanwhile, an id in
- *   flight joined, not read twice.
+ * - Anonymous reads of counts read less than `maxAgeMs` ago are answered in process. Other ids
+ *   go to a {@link CountsBatcher} (DataLoader-style batching): one pipelined Redis read for every
+ *   id asked meanwhile, an id in flight joined, not read twice (singleflight per id).
  * - Reads with a viewer always ask Redis (in the same batched read) for the counts and the
  *   viewer's flags, so a caller sees its own last write whichever process answers.
  * - {@link noteWrite}: this process's acknowledged write updates the entry at once.
- * - Redis cannot answer: counts read from Redis at most `maxStaleMs` ago are served stale and
+ * - Redis cannot answer: counts read from Redis less than `maxStaleMs` ago are served stale and
  *   Redis is not asked again for `maxAgeMs`; other ids go to the fallback, one call per id at a
  *   time, and its answer is kept `maxAgeMs` — at most one fallback call per id per `maxAgeMs`.
  *   With a viewer the fallback is called once per such read too (the flags are per viewer).
