@@ -38,6 +38,10 @@ export interface Config {
   cacheL1TtlMs: number
   cacheL1MaxEntries: number
   cacheL1MaxBytes: number
+  countsMaxAgeMs: number
+  countsMaxStaleMs: number
+  countsLocalMaxEntries: number
+  countsLocalMaxBytes: number
   feedCacheTtlMs: number
   bloomBits: number
   bloomHashes: number
@@ -151,6 +155,12 @@ export function loadConfig(options: LoadOptions = {}): Config {
     throw new ConfigError(
       'BLOOM_REBUILD_RETRY_MAX_MS',
       `must be at least BLOOM_REBUILD_RETRY_BASE_MS (${config.bloomRebuildRetryBaseMs}), got ${config.bloomRebuildRetryMaxMs}`,
+    )
+  }
+  if (config.countsMaxStaleMs < config.countsMaxAgeMs) {
+    throw new ConfigError(
+      'COUNTS_MAX_STALE_MS',
+      `must be at least COUNTS_MAX_AGE_MS (${config.countsMaxAgeMs}), got ${config.countsMaxStaleMs}`,
     )
   }
   if (config.redisMaxWaitMs < config.redisCommandTimeoutMs) {

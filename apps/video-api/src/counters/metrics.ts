@@ -1,10 +1,10 @@
-import type { CountsUnavailableReason } from 'floodgate'
+import type { CountsUnavailableReason, LiveCountsStats } from 'floodgate'
 import { Counter, Gauge, type Registry } from 'prom-client'
 import type { CountersService } from './service.js'
 
 /** Counters-side Prometheus metrics, updated by the overlay and the recovery events. */
 export interface CountersMetrics {
-  /** One page of counts served from the DB columns instead of Redis, by reason. */
+  /** One page whose Redis counts read failed (served the last Redis counts or the DB columns), by reason. */
   staleRead(reason: CountsUnavailableReason): void
   /** A rebuild ended, `rebuilt` or `aborted`. */
   rebuild(outcome: 'rebuilt' | 'aborted'): void
@@ -14,7 +14,9 @@ export interface CountersMetrics {
  * `floodgate_counters_serving` (1 while Redis counts are served, 0 while the DB columns are),
  * `floodgate_counters_stale_reads_total{reason}`, `floodgate_counters_rebuilds_total{outcome}`,
  * `floodgate_rankings_window_recomputes_total` (merged trending results this instance recomputed),
- * `floodgate_rankings_corrupt_scores_total` (members left out of rankings: a non-finite stored score).
+ * `floodgate_rankings_corrupt_scores_total` (members left out of rankings: a non-finite stored score),
+ * `floodgate_counts_layer_events_total{event}`, `floodgate_counts_layer_entries`, `floodgate_counts_layer_bytes`
+ * (the in-process live-counts layer).
  */
 export function registerCountersMetrics(
   registry: Registry,
@@ -44,9 +46,44 @@ export function registerCountersMetrics(
       this.set(counters().rankings.stats.corruptScores)
     },
   })
+  const layerEvents: Record<string, keyof LiveCountsStats> = {
+    local_hit: 'localHits',
+    redis_read: 'redisBatches',
+    redis_read_id: 'redisIds',
+    redis_read_failure: 'redisFailures',
+    fallback_load: 'fallbackLoads',
+    fallback_id: 'fallbackIds',
+    stale_serve: 'staleServes',
+  }
+  new Gauge({
+    name: 'floodgate_counts_layer_events_total',
+    help: 'What the in-process live-counts layer did, by event: ids answered in process (local_hit), batched Redis reads and their ids, failed Redis reads, fallback (PostgreSQL) calls and their ids, ids served stale',
+    labelNames: ['event'] as const,
+    registers: [registry],
+    collect() {
+      const stats = counters().live.stats
+      for (const [event, field] of Object.entries(layerEvents)) this.set({ event }, stats[field])
+    },
+  })
+  new Gauge({
+    name: 'floodgate_counts_layer_entries',
+    help: 'Videos the in-process live-counts layer holds (bounded by COUNTS_LOCAL_MAX_ENTRIES)',
+    registers: [registry],
+    collect() {
+      this.set(counters().live.size)
+    },
+  })
+  new Gauge({
+    name: 'floodgate_counts_layer_bytes',
+    help: 'Estimated bytes of those entries (bounded by COUNTS_LOCAL_MAX_BYTES)',
+    registers: [registry],
+    collect() {
+      this.set(counters().live.bytes)
+    },
+  })
   const stale = new Counter({
     name: 'floodgate_counters_stale_reads_total',
-    help: 'Pages of counts served from the PostgreSQL columns instead of Redis, by reason',
+    help: 'Pages whose Redis counts read failed (served the last Redis counts or the PostgreSQL columns, marked stale), by reason',
     labelNames: ['reason'] as const,
     registers: [registry],
   })

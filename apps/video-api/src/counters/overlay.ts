@@ -1,4 +1,4 @@
-import type { CountsReader, CountsUnavailableReason, SqlExecutor } from 'floodgate'
+import type { CountsUnavailableReason, LiveCounts, SqlExecutor } from 'floodgate'
 
 /** The count fields a video payload carries, plus what the overlay adds. */
 export interface CountedVideo {
@@ -11,7 +11,7 @@ export interface CountedVideo {
   liked?: boolean
   /** The caller favourited it (authenticated requests only). */
   favorited?: boolean
-  /** Present (true) when the counts come from the PostgreSQL columns because Redis could not answer. */
+  /** Present (true) when the counts did not come from Redis within the freshness bound (Redis could not answer). */
   countsStale?: true
 }
 
@@ -25,48 +25,34 @@ interface DbCounts {
 }
 
 /**
- * Live counts for a page of videos: from Redis in one pipelined round trip
- * (SCARD, SCARD, GET, and SISMEMBER ×2 for the caller); if Redis cannot
- * answer (error, timeout, epoch missing, rebuilding), from the PostgreSQL
- * count columns in one query, marked `countsStale: true`. Returns new objects;
- * the inputs (possibly shared cache entries) are not touched.
+ * Live counts for a page of videos from the in-process layer ({@link LiveCounts}: counts at most
+ * its `maxAgeMs` old, one batched Redis read per video at a time, the caller's flags from Redis).
+ * Where the counts did not come from Redis within that bound (Redis could not answer: the last
+ * Redis counts, or the PostgreSQL columns through {@link dbCounts}), the video is marked
+ * `countsStale: true`. Returns new objects; the inputs (possibly shared cache entries) are not touched.
  */
 export async function withCounts<V extends CountedVideo>(
-  reader: CountsReader,
-  sql: SqlExecutor,
+  live: LiveCounts,
   videos: readonly V[],
   viewerId: string | undefined,
   onStale?: (reason: CountsUnavailableReason) => void,
 ): Promise<V[]> {
   if (videos.length === 0) return []
-  const ids = [...new Set(videos.map((v) => v.id))]
-  const read = await reader.readCounts(ids, viewerId)
-  if (read.ok) {
-    return videos.map((v) => {
-      const c = read.counts.get(v.id)
-      if (!c) return v
-      const out: V = { ...v, likeCount: c.likes, favoriteCount: c.favorites, playCount: c.plays }
-      if (viewerId !== undefined) {
-        out.liked = c.liked === true
-        out.favorited = c.favorited === true
-      }
-      return out
-    })
-  }
-  onStale?.(read.reason)
-  const fromDb = await dbCounts(sql, ids, viewerId)
+  const read = await live.read(
+    videos.map((v) => v.id),
+    viewerId,
+  )
+  if (read.unavailable) onStale?.(read.unavailable)
   return videos.map((v) => {
-    const c = fromDb?.get(v.id)
-    const out: V = { ...v, countsStale: true }
-    if (c) {
-      out.likeCount = c.likes
-      out.favoriteCount = c.favorites
-      out.playCount = c.plays
-      if (viewerId !== undefined) {
-        out.liked = c.liked === true
-        out.favorited = c.favorited === true
-      }
+    const c = read.counts.get(v.id)
+    // nobody could answer (Redis and the database failed): the payload's own columns, stale
+    if (!c) return { ...v, countsStale: true }
+    const out: V = { ...v, likeCount: c.likes, favoriteCount: c.favorites, playCount: c.plays }
+    if (viewerId !== undefined && c.liked !== undefined) {
+      out.liked = c.liked
+      out.favorited = c.favorited === true
     }
+    if (c.stale) out.countsStale = true
     return out
   })
 }

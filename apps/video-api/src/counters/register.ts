@@ -39,6 +39,7 @@ export function registerCounters(
     log: app.log,
     settings,
     metrics,
+    dbGuard: deps.dbGuard,
   })
   app.decorate('counters', counters)
   registerCountsOverlay(app, counters)

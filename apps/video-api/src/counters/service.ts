@@ -1,19 +1,24 @@
 import type { FastifyBaseLogger } from 'fastify'
 import {
   type BucketRankings,
+  type ConcurrencyGuard,
   CountsReader,
   CountsRecovery,
   createRankings,
   DEADLINE_DEFAULTS,
+  LIVE_COUNTS_DEFAULTS,
+  LiveCounts,
   type RecoveryEvent,
   type RedisClient,
   type SqlDatabase,
 } from 'floodgate'
 import { Cluster, type Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
+import { guardedExecutor } from '../db/guard.js'
 import type { Database } from '../db/types.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
 import type { CountersMetrics } from './metrics.js'
+import { dbCounts } from './overlay.js'
 
 /** Counters and rankings settings of the service. */
 export interface CountersSettings {
@@ -31,6 +36,14 @@ export interface CountersSettings {
   readTimeoutMs?: number
   /** Longest wall-clock wait (ms) of the counts read, however busy the process. @default 2000 */
   readMaxWaitMs?: number
+  /** Freshness bound of the in-process live counts (ms); floodgate `LiveCounts.maxAgeMs`. @default 1000 */
+  maxAgeMs?: number
+  /** While Redis cannot answer, Redis counts younger than this (ms) are served stale. @default 60000 */
+  maxStaleMs?: number
+  /** Videos the live-counts layer keeps in process. @default 100000 */
+  localMaxEntries?: number
+  /** Bytes the live-counts layer keeps in process. @default 16777216 (16 MiB) */
+  localMaxBytes?: number
   /** How long a merged trending result is fresh (ms). @default 5000 */
   rankingCacheTtlMs?: number
   /** Command timeout (ms) of the epoch monitor's and rebuild's own Redis connection. @default 5000 */
@@ -40,6 +53,8 @@ export interface CountersSettings {
 /** What the counter routes and the payload overlay use. */
 export interface CountersService {
   reader: CountsReader
+  /** The in-process layer over `reader` that the overlay and the stats route read. */
+  live: LiveCounts
   recovery: CountsRecovery
   rankings: BucketRankings
   sql: SqlDatabase
@@ -59,6 +74,8 @@ export function createCountersService(input: {
   log: FastifyBaseLogger
   settings?: CountersSettings
   metrics?: CountersMetrics
+  /** The database guard the PostgreSQL fallback runs behind (a shed fallback serves what is known, stale). */
+  dbGuard?: ConcurrencyGuard
 }): CountersService {
   const s = input.settings ?? {}
   const settings = {
@@ -68,10 +85,15 @@ export function createCountersService(input: {
     startupWaitMs: s.startupWaitMs ?? 1000,
     readTimeoutMs: s.readTimeoutMs ?? DEADLINE_DEFAULTS.timeoutMs,
     readMaxWaitMs: s.readMaxWaitMs ?? DEADLINE_DEFAULTS.maxWaitMs,
+    maxAgeMs: s.maxAgeMs ?? LIVE_COUNTS_DEFAULTS.maxAgeMs,
+    maxStaleMs: s.maxStaleMs ?? LIVE_COUNTS_DEFAULTS.maxStaleMs,
+    localMaxEntries: s.localMaxEntries ?? LIVE_COUNTS_DEFAULTS.maxEntries,
+    localMaxBytes: s.localMaxBytes ?? LIVE_COUNTS_DEFAULTS.maxBytes,
     rankingCacheTtlMs: s.rankingCacheTtlMs ?? 5000,
     recoveryCommandTimeoutMs: s.recoveryCommandTimeoutMs ?? 5000,
   }
   const sql = kyselySqlDatabase(input.db)
+  const fallbackSql = input.dbGuard ? guardedExecutor(sql, input.dbGuard) : sql
   const recoveryRedis = maintenanceClient(input.redis, settings.recoveryCommandTimeoutMs)
   const recovery = new CountsRecovery({
     redis: recoveryRedis,
@@ -86,16 +108,26 @@ export function createCountersService(input: {
         input.metrics?.rebuild(event.type === 'rebuilt' ? 'rebuilt' : 'aborted')
     },
   })
+  const reader = new CountsReader({
+    redis: input.redis,
+    prefix: input.prefix,
+    partitions: settings.partitions,
+    timeoutMs: settings.readTimeoutMs,
+    maxWaitMs: Math.max(settings.readMaxWaitMs, settings.readTimeoutMs),
+    recovery,
+  })
   return {
     sql,
     recovery,
-    reader: new CountsReader({
-      redis: input.redis,
-      prefix: input.prefix,
-      partitions: settings.partitions,
-      timeoutMs: settings.readTimeoutMs,
-      maxWaitMs: Math.max(settings.readMaxWaitMs, settings.readTimeoutMs),
-      recovery,
+    reader,
+    live: new LiveCounts({
+      reader,
+      // dbCounts is the one PostgreSQL entry point of the counts read, behind the database guard
+      fallback: (ids, viewer) => dbCounts(fallbackSql, ids, viewer),
+      maxAgeMs: settings.maxAgeMs,
+      maxStaleMs: settings.maxStaleMs,
+      maxEntries: settings.localMaxEntries,
+      maxBytes: settings.localMaxBytes,
     }),
     rankings: createRankings({
       redis: input.redis,

@@ -64,7 +64,8 @@ export const Video = Type.Object(
     favorited: Type.Optional(Type.Boolean({ description: 'the caller favourited it (authenticated GETs)' })),
     countsStale: Type.Optional(
       Type.Literal(true, {
-        description: 'present when the counts are the PostgreSQL columns (Redis unavailable)',
+        description:
+          'present when the counts were not read from Redis within COUNTS_MAX_AGE_MS (Redis unavailable): the last Redis counts or the PostgreSQL columns',
       }),
     ),
     createdAt: Type.String({ format: 'date-time' }),

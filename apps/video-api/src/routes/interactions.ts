@@ -27,7 +27,8 @@ const auth = [{ bearerAuth: [] }]
  * a repeat answers the same state and changes nothing) and `POST /videos/:id/play` (anonymous
  * allowed: the viewer is the user, else a hash of client IP + user agent; counted once per viewer
  * per video per dedupe window). Only live videos the caller may see; 404 otherwise. Each call is
- * one Lua step in Redis; the flush consumer applies it to PostgreSQL. Redis down: 503. With
+ * one Lua step in Redis; the flush consumer applies it to PostgreSQL; its answer updates this
+ * instance's live counts at once. Redis down: 503. With
  * INTERACTION_WAIT_REPLICAS, also 503 when too few replicas confirmed the write in time (the write
  * may or may not survive a failover; a retry is safe: toggles are absolute, a retried play is not
  * counted twice).
@@ -66,6 +67,7 @@ export function interactionRoutes(app: FastifyInstance, deps: RouteDeps): void {
         const userId = requireUser(request)
         const id = await visibleVideo(request)
         const result = await unavailableOnStoreError(ix.setLiked(id, userId, liked))
+        app.counters.live.noteWrite(id, 'likes', result.count)
         return { videoId: id, liked: result.active, likeCount: result.count }
       },
     })
@@ -77,6 +79,7 @@ export function interactionRoutes(app: FastifyInstance, deps: RouteDeps): void {
         const userId = requireUser(request)
         const id = await visibleVideo(request)
         const result = await unavailableOnStoreError(ix.setFavorited(id, userId, liked))
+        app.counters.live.noteWrite(id, 'favorites', result.count)
         return { videoId: id, favorited: result.active, favoriteCount: result.count }
       },
     })
@@ -92,6 +95,7 @@ export function interactionRoutes(app: FastifyInstance, deps: RouteDeps): void {
           ? playViewer({ userId: request.userId })
           : playViewer({ ip: request.ip, userAgent: request.headers['user-agent'] ?? '' })
       const result = await unavailableOnStoreError(ix.recordPlay(id, viewer))
+      app.counters.live.noteWrite(id, 'plays', result.count)
       return { videoId: id, counted: result.counted, playCount: result.count }
     },
   )

@@ -51,6 +51,22 @@ export async function createTestApp(
   }
 }
 
+/** Another instance of the app on `t`'s database and Redis prefix (the caller closes it). */
+export async function secondInstance(
+  t: TestApp,
+  options: Omit<AppOptions, 'db' | 'redis' | 'redisPrefix' | 'jwtSecret'> = {},
+): Promise<FastifyInstance> {
+  const app = await buildApp({
+    db: t.database.db,
+    redis: t.redis,
+    redisPrefix: t.prefix,
+    jwtSecret: TEST_JWT_SECRET,
+    ...options,
+  })
+  await app.ready()
+  return app
+}
+
 /** Registers a user and returns `{ userId, token, auth }` where `auth` is the header object. */
 export async function registerUser(app: FastifyInstance, username: string, password = 'correct-horse') {
   const res = await app.inject({ method: 'POST', url: '/auth/register', payload: { username, password } })

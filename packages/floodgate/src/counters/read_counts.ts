@@ -30,6 +30,28 @@ export type CountsRead =
   | { ok: true; counts: Map<string, VideoCounts> }
   | { ok: false; reason: CountsUnavailableReason; error?: unknown }
 
+/** One viewer's flags on one video, asked in a {@link CountsReader.readBatch}. */
+export interface FlagQuery {
+  videoId: string
+  userId: string
+}
+
+/** Whether a viewer likes / favourited a video. */
+export interface ViewerFlags {
+  liked: boolean
+  favorited: boolean
+}
+
+/** The answer of {@link CountsReader.readBatch}; `flags` is keyed by {@link flagKey}. */
+export type CountsBatchRead =
+  | { ok: true; counts: Map<string, VideoCounts>; flags: Map<string, ViewerFlags> }
+  | { ok: false; reason: CountsUnavailableReason; error?: unknown }
+
+/** Key of one viewer's flags on one video in {@link CountsBatchRead} (canonical ids). */
+export function flagKey(videoId: string, userId: string): string {
+  return `${userId}:${videoId}`
+}
+
 /** What the reader asks the recovery side (a {@link CountsRecovery} fits). */
 export interface RecoveryView {
   /** False while this process knows Redis is being rebuilt. */
@@ -95,9 +117,30 @@ export class CountsReader {
   async readCounts(videoIds: readonly string[], viewerUserId?: string): Promise<CountsRead> {
     const ids = videoIds.map((id) => canonicalId('videoIds', id))
     const viewer = viewerUserId === undefined ? undefined : canonicalId('viewerUserId', viewerUserId)
+    const read = await this.readBatch(
+      ids,
+      viewer === undefined ? [] : ids.map((videoId) => ({ videoId, userId: viewer })),
+    )
+    if (!read.ok || viewer === undefined) return read
+    for (const [id, counts] of read.counts) Object.assign(counts, read.flags.get(flagKey(id, viewer)))
+    return { ok: true, counts: read.counts }
+  }
+
+  /**
+   * Counts of every id and the flags of any number of (video, viewer) pairs — several
+   * callers' reads — in the same one round trip as {@link readCounts}. Never throws for
+   * Redis trouble.
+   * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
+   */
+  async readBatch(videoIds: readonly string[], flagQueries: readonly FlagQuery[]): Promise<CountsBatchRead> {
+    const ids = videoIds.map((id) => canonicalId('videoIds', id))
+    const pairs = flagQueries.map((q) => ({
+      videoId: canonicalId('videoIds', q.videoId),
+      userId: canonicalId('viewerUserId', q.userId),
+    }))
     const recovery = this.options.recovery
     if (recovery && !recovery.serving()) return { ok: false, reason: 'rebuilding' }
-    if (ids.length === 0) return { ok: true, counts: new Map() }
+    if (ids.length === 0 && pairs.length === 0) return { ok: true, counts: new Map(), flags: new Map() }
     const epochKey = this.keys.epoch()
     const batch = new SlotBatch(this.options.redis).add(epochKey, (p) => p.get(epochKey))
     for (const id of ids) {
@@ -107,10 +150,12 @@ export class CountsReader {
       batch.add(likes, (p) => p.scard(likes))
       batch.add(favorites, (p) => p.scard(favorites))
       batch.add(plays, (p) => p.get(plays))
-      if (viewer !== undefined) {
-        batch.add(likes, (p) => p.sismember(likes, viewer))
-        batch.add(favorites, (p) => p.sismember(favorites, viewer))
-      }
+    }
+    for (const { videoId, userId } of pairs) {
+      const likes = this.keys.likes(videoId)
+      const favorites = this.keys.favorites(videoId)
+      batch.add(likes, (p) => p.sismember(likes, userId))
+      batch.add(favorites, (p) => p.sismember(favorites, userId))
     }
     let replies: unknown[]
     try {
@@ -122,21 +167,23 @@ export class CountsReader {
       recovery?.notifyEpochMissing()
       return { ok: false, reason: 'epoch-missing' }
     }
-    const stride = viewer === undefined ? 3 : 5
     const counts = new Map<string, VideoCounts>()
     ids.forEach((id, i) => {
-      const base = 1 + i * stride
-      const entry: VideoCounts = {
+      const base = 1 + i * 3
+      counts.set(id, {
         likes: Number(replies[base]),
         favorites: Number(replies[base + 1]),
         plays: Number(replies[base + 2] ?? 0),
-      }
-      if (viewer !== undefined) {
-        entry.liked = replies[base + 3] === 1
-        entry.favorited = replies[base + 4] === 1
-      }
-      counts.set(id, entry)
+      })
     })
-    return { ok: true, counts }
+    const flags = new Map<string, ViewerFlags>()
+    pairs.forEach(({ videoId, userId }, i) => {
+      const base = 1 + ids.length * 3 + i * 2
+      flags.set(flagKey(videoId, userId), {
+        liked: replies[base] === 1,
+        favorited: replies[base + 1] === 1,
+      })
+    })
+    return { ok: true, counts, flags }
   }
 }

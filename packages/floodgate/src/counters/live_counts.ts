@@ -1,0 +1,304 @@
+import { LRUCache } from 'lru-cache'
+import { Singleflight } from '../cache/singleflight.js'
+import { canonicalId } from '../interactions/ids.js'
+import { CountsBatcher, type SentBatch } from './counts_batcher.js'
+import {
+  type CountsFallback,
+  type FallbackCounts,
+  type LiveCountsOptions,
+  liveCountsEntryBytes,
+  type ResolvedLiveCountsOptions,
+  resolveLiveCountsOptions,
+} from './live_counts_options.js'
+import {
+  type CountsBatchRead,
+  type CountsUnavailableReason,
+  flagKey,
+  type VideoCounts,
+} from './read_counts.js'
+
+/** Counts of one video as {@link LiveCounts} serves them. */
+export interface LiveVideoCounts extends VideoCounts {
+  /** Where the counts came from: a Redis read, or the fallback while Redis could not answer. */
+  source: 'redis' | 'fallback'
+  /** When they were read (ms epoch: a Redis read's send time, a fallback's answer time). */
+  fetchedAtMs: number
+  /** True unless they come from a Redis read less than `maxAgeMs` old. */
+  stale: boolean
+}
+
+/** The answer of {@link LiveCounts.read}: ids nobody could answer for are absent. */
+export interface LiveCountsRead {
+  counts: Map<string, LiveVideoCounts>
+  /** Set when this call's Redis read failed. */
+  unavailable?: CountsUnavailableReason
+}
+
+/** What {@link LiveCounts} did since it was made (each field counts ids unless it says calls). */
+export interface LiveCountsStats {
+  /** Ids answered in process, without a round trip. */
+  localHits: number
+  /** Redis reads sent (calls). */
+  redisBatches: number
+  /** Ids those reads asked for. */
+  redisIds: number
+  /** Redis reads that failed (calls). */
+  redisFailures: number
+  /** Fallback calls. */
+  fallbackLoads: number
+  /** Ids those calls asked for. */
+  fallbackIds: number
+  /** Ids served stale. */
+  staleServes: number
+}
+
+interface Entry {
+  likes: number
+  favorites: number
+  plays: number
+  source: 'redis' | 'fallback'
+  fetchedAtMs: number
+  /** Last time Redis was asked for it (ms), answered or not: no new read before `maxAgeMs` after. */
+  checkedAtMs: number
+}
+
+/**
+ * Live counts from an in-process layer in front of the Redis read (SPEC §4 "Reading counts"):
+ *
+ * - Anonymous reads of counts read less than `maxAgeMs` ago are answered in process. Other ids
+ *   go to a {@link CountsBatcher} (DataLoader-style batching): one pipelined Redis read for every
+ *   id asked meanwhile, an id in flight joined, not read twice (singleflight per id).
+ * - Reads with a viewer always ask Redis (in the same batched read) for the counts and the
+ *   viewer's flags, so a caller sees its own last write whichever process answers.
+ * - {@link noteWrite}: this process's acknowledged write updates the entry at once.
+ * - Redis cannot answer: counts read from Redis less than `maxStaleMs` ago are served stale and
+ *   Redis is not asked again for `maxAgeMs`; other ids go to the fallback, one call per id at a
+ *   time, and its answer is kept `maxAgeMs` — at most one fallback call per id per `maxAgeMs`.
+ *   With a viewer the fallback is called once per such read too (the flags are per viewer).
+ *
+ * Bounded by entries and bytes (an LRU). Never throws for Redis or fallback trouble.
+ */
+export class LiveCounts {
+  readonly options: ResolvedLiveCountsOptions
+  readonly stats: LiveCountsStats = {
+    localHits: 0,
+    redisBatches: 0,
+    redisIds: 0,
+    redisFailures: 0,
+    fallbackLoads: 0,
+    fallbackIds: 0,
+    staleServes: 0,
+  }
+  private readonly entries: LRUCache<string, Entry>
+  private readonly batcher: CountsBatcher
+  private readonly fallback: CountsFallback
+  private readonly fallbackInFlight = new Map<string, Promise<Map<string, FallbackCounts> | undefined>>()
+  private readonly viewerFallbacks = new Singleflight<Map<string, FallbackCounts> | undefined>()
+  /** Ids this process wrote while a Redis read of them was in flight: that read must not be stored. */
+  private readonly writtenInFlight = new Set<string>()
+
+  /** @throws {InvalidArgumentError} for a bound out of range. */
+  constructor(options: LiveCountsOptions) {
+    this.options = resolveLiveCountsOptions(options)
+    this.fallback = options.fallback
+    this.entries = new LRUCache<string, Entry>({
+      max: this.options.maxEntries,
+      maxSize: this.options.maxBytes,
+      sizeCalculation: (_entry, id) => liveCountsEntryBytes(id),
+    })
+    this.batcher = new CountsBatcher(options.reader, this.options.now, (batch, read) =>
+      this.store(batch, read),
+    )
+  }
+
+  /** Entries kept now. */
+  get size(): number {
+    return this.entries.size
+  }
+
+  /** Their estimated bytes. */
+  get bytes(): number {
+    return this.entries.calculatedSize
+  }
+
+  /**
+   * Counts (and, with a viewer, its `liked` / `favorited`) of every id, keyed by canonical id.
+   * @throws {InvalidArgumentError} for an id or viewer that is not a positive 64-bit integer.
+   */
+  async read(videoIds: readonly string[], viewerUserId?: string): Promise<LiveCountsRead> {
+    const ids = [...new Set(videoIds.map((id) => canonicalId('videoIds', id)))]
+    const viewer = viewerUserId === undefined ? undefined : canonicalId('viewerUserId', viewerUserId)
+    const counts = new Map<string, LiveVideoCounts>()
+    const now = this.options.now()
+    const missing: string[] = []
+    const loading: string[] = []
+    for (const id of ids) {
+      const entry = viewer === undefined ? this.entries.get(id) : undefined
+      if (entry && now - entry.checkedAtMs < this.options.maxAgeMs) {
+        this.stats.localHits++
+        counts.set(id, this.serve(entry, now))
+      } else if (viewer === undefined && this.fallbackInFlight.has(id)) {
+        loading.push(id) // Redis just failed for it: wait for that fallback, do not ask Redis again
+      } else missing.push(id)
+    }
+    if (loading.length > 0) await this.whenUnavailable(loading, undefined, counts)
+    if (missing.length === 0) return { counts }
+    const reads = await Promise.all(this.batcher.request(missing, viewer))
+    const failed: string[] = []
+    let unavailable: CountsUnavailableReason | undefined
+    for (const id of missing) {
+      const read = reads.find((r) => r.ok && r.counts.has(id))
+      if (read?.ok) {
+        const c = read.counts.get(id)!
+        const served: LiveVideoCounts = { ...c, source: 'redis', fetchedAtMs: now, stale: false }
+        if (viewer !== undefined) Object.assign(served, read.flags.get(flagKey(id, viewer)))
+        counts.set(id, served)
+        continue
+      }
+      failed.push(id)
+      for (const r of reads) if (!r.ok) unavailable ??= r.reason
+    }
+    if (failed.length === 0) return { counts }
+    await this.whenUnavailable(failed, viewer, counts)
+    return { counts, unavailable: unavailable ?? 'redis-error' }
+  }
+
+  /**
+   * This process's write was acknowledged: `count` (the write's answer, e.g. SCARD after a like)
+   * replaces that field of the entry, so this process shows the write at once.
+   * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
+   */
+  noteWrite(videoId: string, field: 'likes' | 'favorites' | 'plays', count: number): void {
+    const id = canonicalId('videoId', videoId)
+    if (this.batcher.isInFlight(id)) this.writtenInFlight.add(id)
+    const entry = this.entries.get(id)
+    if (entry) entry[field] = count
+  }
+
+  private serve(entry: Entry, now: number): LiveVideoCounts {
+    const stale = entry.source === 'fallback' || now - entry.fetchedAtMs >= this.options.maxAgeMs
+    if (stale) this.stats.staleServes++
+    return {
+      likes: entry.likes,
+      favorites: entry.favorites,
+      plays: entry.plays,
+      source: entry.source,
+      fetchedAtMs: entry.fetchedAtMs,
+      stale,
+    }
+  }
+
+  /** Called once per Redis read, before its callers resume. */
+  private store(batch: SentBatch, read: CountsBatchRead): void {
+    this.stats.redisBatches++
+    this.stats.redisIds += batch.ids.size
+    const now = this.options.now()
+    if (!read.ok) {
+      this.stats.redisFailures++
+      // the ids' entries keep their counts; Redis is asked again for them after maxAgeMs
+      for (const id of batch.ids) {
+        this.writtenInFlight.delete(id)
+        const entry = this.entries.get(id)
+        if (entry) entry.checkedAtMs = now
+      }
+      return
+    }
+    for (const [id, c] of read.counts) {
+      // a write acknowledged while this read was in flight is newer than its answer
+      if (this.writtenInFlight.delete(id)) continue
+      this.entries.set(id, {
+        likes: c.likes,
+        favorites: c.favorites,
+        plays: c.plays,
+        source: 'redis',
+        fetchedAtMs: batch.sentAtMs,
+        checkedAtMs: batch.sentAtMs,
+      })
+    }
+  }
+
+  /** Counts read from Redis less than `maxStaleMs` ago, or a fallback answer less than `maxAgeMs` old. */
+  private usable(id: string, now: number): Entry | undefined {
+    const entry = this.entries.get(id)
+    if (!entry) return undefined
+    const bound = entry.source === 'redis' ? this.options.maxStaleMs : this.options.maxAgeMs
+    return now - entry.fetchedAtMs < bound ? entry : undefined
+  }
+
+  private async whenUnavailable(
+    ids: readonly string[],
+    viewer: string | undefined,
+    counts: Map<string, LiveVideoCounts>,
+  ): Promise<void> {
+    const now = this.options.now()
+    const load: string[] = []
+    for (const id of ids) {
+      const entry = this.usable(id, now)
+      if (entry) counts.set(id, this.serve(entry, now))
+      else load.push(id)
+    }
+    if (viewer !== undefined) {
+      const key = `${viewer}|${ids.join(',')}`
+      const found = await this.viewerFallbacks.run(key, () => this.callFallback(ids, viewer))
+      for (const id of ids) {
+        const c = found?.get(id)
+        if (!c) continue
+        if (load.includes(id)) counts.set(id, this.serve(this.keepFallback(id, c), this.options.now()))
+        const served = counts.get(id)
+        // the flags come from the fallback, which may lag Redis: the answer is stale as a whole
+        if (served)
+          Object.assign(served, { liked: c.liked === true, favorited: c.favorited === true, stale: true })
+      }
+      return
+    }
+    if (load.length === 0) return
+    const found = await this.sharedFallback(load)
+    const at = this.options.now()
+    for (const id of load) {
+      const entry = this.entries.get(id)
+      if (entry && found.has(id)) counts.set(id, this.serve(entry, at))
+    }
+  }
+
+  /** One fallback call for the ids nobody is loading; joins the calls in flight for the others. */
+  private async sharedFallback(ids: readonly string[]): Promise<Set<string>> {
+    const idle = ids.filter((id) => !this.fallbackInFlight.has(id))
+    if (idle.length > 0) {
+      const call = this.callFallback(idle, undefined).then((found) => {
+        for (const [id, c] of found ?? []) this.keepFallback(id, c)
+        return found
+      })
+      for (const id of idle) this.fallbackInFlight.set(id, call)
+      void call.finally(() => {
+        for (const id of idle) if (this.fallbackInFlight.get(id) === call) this.fallbackInFlight.delete(id)
+      })
+    }
+    const calls = new Set(ids.map((id) => this.fallbackInFlight.get(id)!))
+    const found = new Set<string>()
+    for (const answer of await Promise.all(calls)) for (const id of answer?.keys() ?? []) found.add(id)
+    return found
+  }
+
+  private async callFallback(
+    ids: readonly string[],
+    viewer: string | undefined,
+  ): Promise<Map<string, FallbackCounts> | undefined> {
+    this.stats.fallbackLoads++
+    this.stats.fallbackIds += ids.length
+    return this.fallback(ids, viewer).catch(() => undefined)
+  }
+
+  private keepFallback(id: string, c: FallbackCounts): Entry {
+    const now = this.options.now()
+    const entry: Entry = {
+      likes: c.likes,
+      favorites: c.favorites,
+      plays: c.plays,
+      source: 'fallback',
+      fetchedAtMs: now,
+      checkedAtMs: now,
+    }
+    this.entries.set(id, entry)
+    return entry
+  }
+}
