@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomReplica, type BloomReplicaReloadReason, KeySpace } from '../../src/index.js'
 import { blockLoop } from '../support/busy_loop.js'
+import { chunks, range } from '../support/items.js'
 import { spawnWorker } from '../support/processes.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
@@ -12,11 +13,6 @@ let n = 0
 const replicas: BloomReplica[] = []
 
 const filter = (name: string) => new BloomFilter({ redis, keySpace, name, bits: BITS, hashes: HASHES })
-const range = (from: number, to: number, label: string) =>
-  Array.from({ length: to - from }, (_, i) => `${label}:${from + i}`)
-async function* chunks(items: readonly string[], size: number): AsyncIterable<string[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
-}
 
 async function liveReplica(bloom: BloomFilter): Promise<BloomReplica> {
   const replica = new BloomReplica({ filter: bloom })

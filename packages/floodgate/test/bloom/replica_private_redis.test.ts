@@ -2,6 +2,8 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomReplica, type BloomReplicaReloadReason, KeySpace } from '../../src/index.js'
 import { floodgateRedisOptions } from '../../src/redis/index.js'
+import { commandCalls } from '../support/command_stats.js'
+import { chunks, range } from '../support/items.js'
 import { PrivateRedis } from '../support/redis_server.js'
 
 // A private server: the test kills its pub/sub clients and counts its commands (INFO commandstats).
@@ -24,11 +26,6 @@ afterAll(async () => {
   await server.destroy()
 })
 
-const range = (from: number, to: number, label: string) =>
-  Array.from({ length: to - from }, (_, i) => `${label}:${from + i}`)
-async function* chunks(items: readonly string[], size: number): AsyncIterable<string[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
-}
 const filter = (name: string) => new BloomFilter({ redis, keySpace, name, bits: 10_000_000, hashes: 7 })
 
 async function builtWithReplica(): Promise<{ bloom: BloomFilter; replica: BloomReplica; name: string }> {
@@ -42,14 +39,6 @@ async function builtWithReplica(): Promise<{ bloom: BloomFilter; replica: BloomR
   return { bloom, replica, name }
 }
 
-/** Calls per command since the last CONFIG RESETSTAT (commands run by scripts included). */
-async function commandCalls(): Promise<Record<string, number>> {
-  const info = await redis.info('commandstats')
-  const calls: Record<string, number> = {}
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1]!] = Number(match[2])
-  delete calls.config
-  return calls
-}
 const total = (calls: Record<string, number>) => Object.values(calls).reduce((a, b) => a + b, 0)
 
 describe('BloomReplica on a private Redis', () => {
@@ -59,10 +48,10 @@ describe('BloomReplica on a private Redis', () => {
 
     await redis.config('RESETSTAT')
     const remote = await Promise.all(absent.map((id) => bloom.mightContain([id])))
-    const remoteCalls = await commandCalls()
+    const remoteCalls = await commandCalls(redis)
     await redis.config('RESETSTAT')
     const local = await Promise.all(absent.map((id) => replica.mightContain([id])))
-    const localCalls = await commandCalls()
+    const localCalls = await commandCalls(redis)
 
     expect(local).toEqual(remote)
     expect(local.filter(([a]) => a === false).length).toBeGreaterThan(4_990)
@@ -78,7 +67,7 @@ describe('BloomReplica on a private Redis', () => {
     replica.on('reload', ({ reason }) => reasons.push(reason))
     const other = filter(name) // "another instance"
 
-    expect(await redis.client('KILL', 'TYPE', 'pubsub')).toBeGreaterThanOrEqual(1)
+    expect(await redis.call('CLIENT', 'KILL', 'TYPE', 'pubsub')).toBeGreaterThanOrEqual(1)
     await other.add(range(0, 10, 'while-down'))
     await waitUntil(() => reasons.includes('reconnect') && replica.state === 'live')
     expect((await replica.mightContain(range(0, 10, 'while-down'))).every(Boolean)).toBe(true)
