@@ -79,6 +79,8 @@ export interface BloomReplicaEvents {
  * bytes (two copies during a load) plus at most `maxBufferedMessages` buffered announcements.
  */
 export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
+  /** Marks an in-process Bloom gate for the cache: asked before L2 (see `BloomGate`). */
+  readonly inProcess = true
   /** Counts since construction. */
   readonly stats = {
     /** Items answered "absent" from the bits after a sync. */

@@ -1,10 +1,9 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomRebuildError, KeySpace } from '../../src/index.js'
-import { floodgateRedisOptions } from '../../src/redis/index.js'
 import { commandCalls } from '../support/command_stats.js'
 import { chunks, range } from '../support/items.js'
-import { PrivateRedis } from '../support/redis_server.js'
+import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
 
 // A private server: INFO commandstats counts this file's commands only.
 let server: PrivateRedis
@@ -14,10 +13,7 @@ let n = 0
 
 beforeAll(async () => {
   server = await PrivateRedis.start()
-  redis = new Redis(server.url, floodgateRedisOptions({ commandTimeoutMs: 5000 }))
-  redis.on('error', () => undefined)
-  for (let i = 0; i < 100 && redis.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50))
-  expect(redis.status).toBe('ready')
+  redis = await privateRedisClient(server)
 })
 
 afterAll(async () => {

@@ -1,10 +1,9 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomReplica, type BloomReplicaReloadReason, KeySpace } from '../../src/index.js'
-import { floodgateRedisOptions } from '../../src/redis/index.js'
 import { commandCalls } from '../support/command_stats.js'
 import { chunks, range } from '../support/items.js'
-import { PrivateRedis } from '../support/redis_server.js'
+import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
 
 // A private server: the test kills its pub/sub clients and counts its commands (INFO commandstats).
 let server: PrivateRedis
@@ -15,9 +14,7 @@ const replicas: BloomReplica[] = []
 
 beforeAll(async () => {
   server = await PrivateRedis.start()
-  redis = new Redis(server.url, floodgateRedisOptions({ commandTimeoutMs: 5000 }))
-  redis.on('error', () => undefined)
-  await waitUntil(() => redis.status === 'ready')
+  redis = await privateRedisClient(server)
 })
 
 afterAll(async () => {

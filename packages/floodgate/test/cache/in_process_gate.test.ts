@@ -1,0 +1,72 @@
+import type { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BloomFilter, type BloomGate, BloomReplica, createCache, KeySpace } from '../../src/index.js'
+import { commandCalls } from '../support/command_stats.js'
+import { chunks, range } from '../support/items.js'
+import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
+
+// A private server: INFO commandstats counts this file's commands only.
+let server: PrivateRedis
+let redis: Redis
+
+beforeAll(async () => {
+  server = await PrivateRedis.start()
+  redis = await privateRedisClient(server)
+})
+
+afterAll(async () => {
+  redis.disconnect()
+  await server.destroy()
+})
+
+/** Reads 1,000 absent ids at once through a cache gated by `gate`; Redis commands, loads, keys left. */
+async function burst(name: string, gate: BloomGate) {
+  const cache = createCache<string>({ redis, name, bloom: gate, redisTimeoutMs: 1000 })
+  await cache.ready
+  let loads = 0
+  await redis.config('RESETSTAT')
+  const values = await Promise.all(
+    range(0, 1_000, 'missing').map((id) =>
+      cache.getOrLoad(id, async () => {
+        loads++
+        return 'found'
+      }),
+    ),
+  )
+  const calls = await commandCalls(redis)
+  delete calls.info
+  const keys = (await redis.keys(`fg:c:${name}:*`)).length
+  cache.close()
+  return { values, calls, loads, keys }
+}
+
+describe('an in-process Bloom gate (BloomReplica) in front of the cache', () => {
+  it('is asked before L2: 1,000 absent ids cost no GET and write no key (a remote gate: 1,000 GETs)', async () => {
+    const bloom = new BloomFilter({
+      redis,
+      keySpace: new KeySpace('fg'),
+      name: 'v',
+      bits: 1_000_000,
+      hashes: 7,
+    })
+    await bloom.rebuild(chunks(range(0, 1_000, 'video'), 1_000))
+    const replica = new BloomReplica({ filter: bloom })
+    await replica.start()
+    try {
+      const remote = await burst('remote', bloom)
+      const local = await burst('local', replica)
+      console.log('1,000 absent ids', { remote: remote.calls, inProcess: local.calls })
+
+      for (const run of [remote, local]) {
+        expect(run.values.filter((v) => v === undefined).length).toBeGreaterThan(990)
+        expect(run.loads).toBeLessThan(10) // false positives only
+      }
+      expect(remote.calls.get).toBeGreaterThanOrEqual(1_000)
+      expect(local.calls.get ?? 0).toBeLessThan(10) // false positives only
+      expect(local.calls.hmget).toBeLessThanOrEqual(3)
+      expect(local.keys).toBeLessThan(10)
+    } finally {
+      replica.close()
+    }
+  })
+})
