@@ -117,6 +117,8 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
   private buffer: Announcement[] | undefined
   private loading: Promise<void> | undefined
   private loadAgain: BloomReplicaReloadReason | undefined
+  /** Aborts the wait between load attempts (a generation was announced: load now). */
+  private retryWait: AbortController | undefined
   private readonly caughtUpWaiters = new Set<() => void>()
   private connectedOnce = false
   /** Resolves {@link start}'s wait after the first load attempt. */
@@ -321,6 +323,7 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
     if (this.current === 'closed') return
     if (this.loading !== undefined) {
       this.loadAgain ??= reason
+      this.retryWait?.abort()
       return
     }
     this.loading = this.loadUntilLive(reason).finally(() => {
@@ -342,10 +345,11 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
         const loaded = await loadReadyBits(this.loadRedis, this.layout)
         if (this.closing.signal.aborted) return
         if (loaded === null) {
+          // not ready: wait, unless a generation was published meanwhile
+          reason = this.buffer?.some((a) => a.kind === 'generation') ? 'generation' : 'retry'
           this.bits = undefined
           this.buffer = undefined
           this.setState('not-loaded')
-          reason = 'retry'
         } else if (this.loadAgain === undefined && this.commit(loaded)) {
           this.attempted?.()
           return
@@ -360,7 +364,10 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
       if (reason === 'retry') {
         failures++
         const waitMs = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(failures - 1, 20))
-        await sleep(waitMs, undefined, { signal: this.closing.signal, ref: false }).catch(() => undefined)
+        this.retryWait = new AbortController()
+        const signal = AbortSignal.any([this.closing.signal, this.retryWait.signal])
+        await sleep(waitMs, undefined, { signal, ref: false }).catch(() => undefined)
+        this.retryWait = undefined
       }
     }
   }
