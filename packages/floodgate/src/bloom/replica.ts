@@ -305,7 +305,8 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
       return
     }
     if (announcement.kind === 'generation') {
-      if (announcement.generation !== this.generation) this.reload('generation')
+      // every switch reloads: after a data loss a new generation may reuse this one's number
+      this.reload('generation')
       return
     }
     this.bits?.addAll(announcement.items)
