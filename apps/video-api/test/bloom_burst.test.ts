@@ -104,5 +104,11 @@ describe('a burst of GETs of missing ids', () => {
     expect(queries).toBe(0)
     expect(negativeKeys).toBe(0)
     expect(Object.values(calls).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(10)
+    const shown = await metrics()
+    expect(shown).toMatch(/^floodgate_bloom_replica_state\{filter="videos"\} 1$/m)
+    expect(shown).toMatch(/^floodgate_bloom_replica_syncs_total\{filter="videos"\} [1-9]\d*$/m)
+    expect(shown).toMatch(
+      /^floodgate_bloom_replica_items_total\{filter="videos",answer="local_absent"\} [1-9]\d*$/m,
+    )
   }, 120_000)
 })

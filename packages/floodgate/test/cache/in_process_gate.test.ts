@@ -69,4 +69,44 @@ describe('an in-process Bloom gate (BloomReplica) in front of the cache', () => 
       replica.close()
     }
   })
+
+  it('is asked before the MGET of getManyOrLoad, and while the L2 breaker is open', async () => {
+    const bloom = new BloomFilter({
+      redis,
+      keySpace: new KeySpace('fg'),
+      name: 'w',
+      bits: 1_000_000,
+      hashes: 7,
+    })
+    await bloom.rebuild(chunks(range(0, 100, 'video'), 100))
+    const replica = new BloomReplica({ filter: bloom })
+    await replica.start()
+    const cache = createCache<string>({ redis, name: 'many', bloom: replica, redisTimeoutMs: 1000 })
+    await cache.ready
+    const loaded: string[] = []
+    const batchLoader = async (keys: string[]) => {
+      loaded.push(...keys)
+      return keys.map((key) => `v:${key}`)
+    }
+    try {
+      await redis.config('RESETSTAT')
+      const many = await cache.getManyOrLoad([...range(0, 500, 'missing'), 'video:1'], batchLoader)
+      const calls = await commandCalls(redis)
+      expect(many.get('video:1')).toBe('v:video:1')
+      expect(loaded.filter((key) => key.startsWith('missing:')).length).toBeLessThan(5) // false positives only
+      expect(calls.hmget).toBe(1) // one sync for the batch; the MGET carries only what passed the gate
+      expect(calls.mget).toBe(1)
+
+      for (let i = 0; i < 10 && cache.breaker.state === 'closed'; i++) cache.breaker.failure()
+      expect(cache.breaker.state).toBe('open')
+      loaded.length = 0
+      const rejected = await Promise.all(
+        range(500, 600, 'missing').map((id) => cache.getOrLoad(id, async () => 'x')),
+      )
+      expect(rejected.filter((v) => v === undefined).length).toBeGreaterThan(95)
+    } finally {
+      cache.close()
+      replica.close()
+    }
+  })
 })
