@@ -40,18 +40,18 @@ async function burst(name: string, gate: BloomGate) {
   return { values, calls, loads, keys }
 }
 
+/** A filter of `video:0..n-1` (1M bits) and its started replica. */
+async function builtFilter(name: string, n: number) {
+  const bloom = new BloomFilter({ redis, keySpace: new KeySpace('fg'), name, bits: 1_000_000, hashes: 7 })
+  await bloom.rebuild(chunks(range(0, n, 'video'), n))
+  const replica = new BloomReplica({ filter: bloom })
+  await replica.start()
+  return { bloom, replica }
+}
+
 describe('an in-process Bloom gate (BloomReplica) in front of the cache', () => {
   it('is asked before L2: 1,000 absent ids cost no GET and write no key (a remote gate: 1,000 GETs)', async () => {
-    const bloom = new BloomFilter({
-      redis,
-      keySpace: new KeySpace('fg'),
-      name: 'v',
-      bits: 1_000_000,
-      hashes: 7,
-    })
-    await bloom.rebuild(chunks(range(0, 1_000, 'video'), 1_000))
-    const replica = new BloomReplica({ filter: bloom })
-    await replica.start()
+    const { bloom, replica } = await builtFilter('v', 1_000)
     try {
       const remote = await burst('remote', bloom)
       const local = await burst('local', replica)
@@ -71,16 +71,7 @@ describe('an in-process Bloom gate (BloomReplica) in front of the cache', () => 
   })
 
   it('is asked before the MGET of getManyOrLoad, and while the L2 breaker is open', async () => {
-    const bloom = new BloomFilter({
-      redis,
-      keySpace: new KeySpace('fg'),
-      name: 'w',
-      bits: 1_000_000,
-      hashes: 7,
-    })
-    await bloom.rebuild(chunks(range(0, 100, 'video'), 100))
-    const replica = new BloomReplica({ filter: bloom })
-    await replica.start()
+    const { replica } = await builtFilter('w', 100)
     const cache = createCache<string>({ redis, name: 'many', bloom: replica, redisTimeoutMs: 1000 })
     await cache.ready
     const loaded: string[] = []
