@@ -227,14 +227,14 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
     this.lastReadSeq = Math.max(this.lastReadSeq, read.addSeq)
     if (this.current === 'live' && read.ready !== null && read.ready !== this.generation)
       this.reload('generation')
-    if (read.ready === null || !(await this.caughtUpWith(read.ready, read.addSeq))) {
+    const now = read.ready === null ? undefined : await this.caughtUpWith(read.ready, read.addSeq)
+    if (now === undefined) {
       const absentIndexes = answers.flatMap((a, i) => (a ? [] : [i]))
       const remote = await this.remote(absentIndexes.map((i) => items[i]!))
       for (const [j, i] of absentIndexes.entries()) answers[i] = remote[j] ?? true
       return answers
     }
-    // the bits now hold every add announced before this query began: ask them again
-    const now = this.bits!
+    // `now` holds every add announced before this query began: ask it again
     for (let i = 0; i < answers.length; i++) {
       if (answers[i]) continue
       answers[i] = now.has(items[i]!)
@@ -253,19 +253,22 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
     for (const wake of [...this.caughtUpWaiters]) wake()
   }
 
-  /** True once the bits are live in `generation` with every add ≤ `addSeq`, waiting up to `catchUpWaitMs`. */
-  private async caughtUpWith(generation: number, addSeq: number): Promise<boolean> {
+  /**
+   * The bits once they are live in `generation` with every add ≤ `addSeq` applied, waiting up to
+   * `catchUpWaitMs`; undefined when they are not by then.
+   */
+  private async caughtUpWith(generation: number, addSeq: number): Promise<ShardBitmaps | undefined> {
     const caughtUp = () =>
       this.current === 'live' && this.generation === generation && this.appliedSeq >= addSeq
-    if (caughtUp()) return true
-    if (this.o.catchUpWaitMs === 0 || this.current === 'closed') return false
+    if (caughtUp()) return this.bits
+    if (this.o.catchUpWaitMs === 0 || this.current === 'closed') return undefined
     this.stats.catchUpWaits++
-    await new Promise<void>((resolve) => {
+    return new Promise((resolve) => {
       const wake = () => {
         if (!caughtUp() && this.current !== 'closed' && timer !== undefined) return
         clearTimeout(timer)
         this.caughtUpWaiters.delete(wake)
-        resolve()
+        resolve(caughtUp() ? this.bits : undefined)
       }
       // a stalled loop fires the timer late: let one poll phase deliver waiting messages first
       let timer: NodeJS.Timeout | undefined = setTimeout(
@@ -278,7 +281,6 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
       )
       this.caughtUpWaiters.add(wake)
     })
-    return caughtUp()
   }
 
   /** The filter in Redis answers (within the deadline; "maybe" on any failure). */
