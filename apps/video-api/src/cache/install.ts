@@ -3,6 +3,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import {
   BloomFilter,
   type BloomGate,
+  BloomReplica,
+  bindBloomReplicaMetrics,
   createCache,
   FloodgateError,
   LockTimeoutError,
@@ -49,6 +51,8 @@ export interface BloomRebuildReport {
 export interface VideoCache {
   reader: CachedVideoReader
   bloom: BloomFilter
+  /** The video cache's gate: the filter's bits in process memory, kept current by its announcements. */
+  replica: BloomReplica
   /**
    * The background rebuild started at install: settles when a rebuild succeeded (here or, at
    * start, on another instance) or the cache closed; never rejects.
@@ -76,7 +80,10 @@ export class VideoIdsReadError extends FloodgateError {
  * Puts the video reads on floodgate's cache: a `video` cache (Bloom-gated,
  * negative caching) and a `feed` cache (fixed TTL), invalidated by the
  * writer's `onVideoChanged` hook after each committed write; a created video
- * is added to the Bloom filter before the create returns. The filter is
+ * is added to the Bloom filter (and announced to every instance's replica)
+ * before the create returns. The gate is a {@link BloomReplica}: "definitely
+ * absent" comes from process memory (asked before L2), started here and
+ * closed with the cache. The filter is
  * rebuilt from the database in the background at start (queries answer
  * "maybe" until it is ready), retried with capped, jittered backoff until a
  * rebuild succeeds or the cache closes, and again the same way when a query
@@ -92,11 +99,22 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     bits: s.bloomBits,
     hashes: s.bloomHashes,
   })
+  // Rebuilds and replica loads run on their own connection with a roomier command timeout than
+  // the read path's (50 ms): under load a 50 ms timeout failed the rebuild at start again and again.
+  const rebuildRedis = maintenanceClient(deps.redis, s.bloomRebuildTimeoutMs)
+  const replica = new BloomReplica({
+    filter: bloom,
+    loadRedis: rebuildRedis,
+    deadline: { timeoutMs: s.redisTimeoutMs, maxWaitMs: Math.max(s.redisMaxWaitMs, s.redisTimeoutMs) },
+  })
+  void replica.start()
+  bindBloomReplicaMetrics(deps.registry, 'videos', replica)
   // If adding a new id failed even after retries, this instance stops trusting
   // "definitely absent" until the next successful rebuild (never a false negative here).
   let trusted = true
   const gate: BloomGate = {
-    mightContain: (items) => (trusted ? bloom.mightContain(items) : Promise.resolve(items.map(() => true))),
+    inProcess: true,
+    mightContain: (items) => (trusted ? replica.mightContain(items) : Promise.resolve(items.map(() => true))),
   }
   const common = {
     redis: deps.redis,
@@ -131,9 +149,6 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     )
   }
 
-  // Rebuilds run on their own connection with a roomier command timeout than the read path's
-  // (50 ms): under load a 50 ms timeout failed the rebuild at start again and again.
-  const rebuildRedis = maintenanceClient(deps.redis, s.bloomRebuildTimeoutMs)
   const rebuilder = new BloomFilter({
     redis: rebuildRedis,
     prefix: deps.prefix,
@@ -249,10 +264,12 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
   return {
     reader,
     bloom,
+    replica,
     rebuilt,
     rebuildBloom,
     close() {
       closing.abort()
+      replica.close()
       videos.close()
       feed.close()
       rebuildRedis.disconnect()

@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
+import { InvalidArgumentError, ScriptContractError, StoreUnavailableError } from '../errors/index.js'
 import { KeySpace, type RedisClient } from '../redis/index.js'
 import { BloomLayout, type Generations, sameGenerations } from './layout.js'
 import { BitPositions } from './positions.js'
 import { type RebuildOptions, type RebuildResult, rebuildGeneration } from './rebuild.js'
+import { announceScript } from './scripts.js'
 import { checkBatches, groupByShard, writeBatches } from './shard_ops.js'
 import { bloomSize, defaultShards } from './sizing.js'
 
@@ -164,7 +165,10 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
    * throws, so the caller (entity creation) can fail or retry: once `add`
    * resolves, no later query answers "absent" for these items. Call it after
    * the item is committed to the source of truth. A filter never built ignores
-   * adds (its first rebuild reads the source).
+   * adds (its first rebuild reads the source). Once the bits are written the add
+   * is announced (`announce-1.lua`: numbered in the meta hash's `addseq`,
+   * published on the filter's channel) for every {@link BloomReplica}; it
+   * resolves only after that.
    * @throws {StoreUnavailableError} when every attempt failed.
    */
   async add(items: readonly string[]): Promise<void> {
@@ -184,7 +188,10 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
             this.readGenerations(),
             ...targets.map((g) => writeBatches(this.redis, this.layout, g, batches)),
           ])
-          if (sameGenerations(fresh, guess) && written.every(Boolean)) return
+          if (sameGenerations(fresh, guess) && written.every(Boolean)) {
+            await this.announce(items)
+            return
+          }
           guess = fresh
         }
         lastError = new StoreUnavailableError(`bloom ${this.name}: generations kept changing during add`)
@@ -222,6 +229,21 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
     const result = await rebuildGeneration(ctx, source, options)
     this.generations = undefined
     return result
+  }
+
+  /** @internal What a {@link BloomReplica} of this filter needs: its key layout, bit positions and client. */
+  replicaSource(): { layout: BloomLayout; positions: BitPositions; redis: RedisClient } {
+    return { layout: this.layout, positions: this.positions, redis: this.redis }
+  }
+
+  /** Numbers and publishes an add whose bits are written (see `announce-1.lua`). */
+  private async announce(items: readonly string[]): Promise<void> {
+    const reply = await announceScript.run(
+      this.redis,
+      [this.layout.meta],
+      [this.layout.channel, JSON.stringify(items)],
+    )
+    if (typeof reply !== 'number' || reply < 1) throw new ScriptContractError(announceScript.name, reply)
   }
 
   /** True when a generation is ready (queries answer from bits). @throws {StoreUnavailableError} on a Redis error. */

@@ -4,6 +4,14 @@ export type { Generations } from './layout.js'
 export { BitPositions, type ItemBits } from './positions.js'
 export type { RebuildOptions, RebuildResult } from './rebuild.js'
 export {
+  BLOOM_REPLICA_DEFAULTS,
+  BloomReplica,
+  type BloomReplicaEvents,
+  type BloomReplicaOptions,
+  type BloomReplicaReloadReason,
+  type BloomReplicaState,
+} from './replica.js'
+export {
   type BloomSize,
   bloomSize,
   defaultShards,

@@ -14,13 +14,17 @@ export interface Generations {
  * "not ready" until rebuilt.
  *
  * - meta hash `<prefix>:bloom:{<name>}:<shape>:meta` — fields `ready`,
- *   `building`, `seq` (generation counter). No TTL.
+ *   `building`, `seq` (generation counter), `addseq` (announced adds). No TTL.
+ * - channel `<prefix>:bloom:{<name>}:<shape>:adds` — announced adds
+ *   (`<addseq> <JSON array of items>`) and generation switches (`g <generation>`),
+ *   read by replicas (see `replica.ts`).
  * - shard bitmaps `<prefix>:bloom:{<name>:<shard>}:<shape>:g<generation>` — each
  *   shard has its own hash tag, so a Redis Cluster spreads them. No TTL; an
  *   old generation is UNLINKed after the switch.
  */
 export class BloomLayout {
   readonly meta: string
+  readonly channel: string
   readonly shape: string
 
   constructor(
@@ -32,6 +36,7 @@ export class BloomLayout {
   ) {
     this.shape = `m${bitsPerShard}k${hashes}s${shards}`
     this.meta = keySpace.tagged('bloom', name, `${this.shape}:meta`)
+    this.channel = keySpace.tagged('bloom', name, `${this.shape}:adds`)
   }
 
   shardKey(shard: number, generation: number): string {
@@ -53,7 +58,8 @@ export class BloomLayout {
   }
 }
 
-function toGeneration(value: string | null | undefined): number | null {
+/** A generation number from the meta hash; null when absent or not a positive integer. */
+export function toGeneration(value: string | null | undefined): number | null {
   if (value === null || value === undefined) return null
   const n = Number(value)
   return Number.isInteger(n) && n > 0 ? n : null

@@ -5,6 +5,7 @@ import { BloomRebuildError } from './errors.js'
 import type { BloomLayout } from './layout.js'
 import type { BitPositions } from './positions.js'
 import { mergeScript, publishScript } from './scripts.js'
+import { ShardBitmaps } from './shard_bitmaps.js'
 import { groupByShard, writeBatches } from './shard_ops.js'
 
 export interface RebuildOptions {
@@ -95,7 +96,7 @@ export async function rebuildGeneration(
       }
     }
     stopIfNeeded(lease.signal, options.signal)
-    const previous = await publishScript.run(redis, [layout.meta], [generation])
+    const previous = await publishScript.run(redis, [layout.meta], [generation, layout.channel])
     if (typeof previous !== 'number' || previous < 0)
       throw new BloomRebuildError(`bloom ${layout.name}: generation ${generation} was superseded`)
     if (previous > 0) await dropGeneration(redis, layout, previous)
@@ -105,35 +106,6 @@ export async function rebuildGeneration(
     throw error
   } finally {
     await lease.release().catch(() => undefined)
-  }
-}
-
-/**
- * The bits of a generation being rebuilt, in process memory: one bitmap per
- * shard in Redis's bit order (offset 0 is the most significant bit of byte 0).
- */
-export class ShardBitmaps {
-  private readonly bitmaps: Uint8Array[]
-
-  constructor(
-    private readonly positions: BitPositions,
-    shards: number,
-    bitsPerShard: number,
-  ) {
-    this.bitmaps = Array.from({ length: shards }, () => new Uint8Array(Math.ceil(bitsPerShard / 8)))
-  }
-
-  /** Sets the k bits of every item. */
-  addAll(items: readonly string[]): void {
-    for (const item of items) {
-      const { shard, offsets } = this.positions.of(item)
-      const bitmap = this.bitmaps[shard]!
-      for (const offset of offsets) bitmap[offset >>> 3]! |= 0x80 >>> (offset & 7)
-    }
-  }
-
-  shard(shard: number): Uint8Array {
-    return this.bitmaps[shard]!
   }
 }
 

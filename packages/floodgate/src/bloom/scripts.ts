@@ -8,3 +8,5 @@ export const addScript = new LuaScript(new URL('./add-1.lua', import.meta.url))
 export const mergeScript = new LuaScript(new URL('./merge-2.lua', import.meta.url))
 /** Generation switch (see `publish-1.lua`). */
 export const publishScript = new LuaScript(new URL('./publish-1.lua', import.meta.url))
+/** Add numbering and announcement to replicas (see `announce-1.lua`). */
+export const announceScript = new LuaScript(new URL('./announce-1.lua', import.meta.url))

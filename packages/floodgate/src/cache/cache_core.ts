@@ -166,12 +166,12 @@ export class CacheCore<T> {
 
   /**
    * Asks the Bloom gate; any failure answers "maybe" (fail open). While the L2 breaker is not
-   * closed the gate is not asked at all ("maybe" for every key): it lives on Redis too, and a
+   * closed a remote gate is not asked at all ("maybe" for every key): it lives on Redis too, and a
    * black-holed Redis would otherwise cost every miss the gate's command timeout while L2 reads
-   * are skipped.
+   * are skipped. An in-process gate is always asked (its Redis waits have their own deadline).
    */
   protected async bloomAllows(bloom: BloomGate, keys: readonly string[]): Promise<boolean[]> {
-    if (this.breaker.state !== 'closed') return keys.map(() => true)
+    if (bloom.inProcess !== true && this.breaker.state !== 'closed') return keys.map(() => true)
     try {
       return await withinDeadline(bloom.mightContain(keys), this.o.redisDeadline, 'bloom gate')
     } catch {

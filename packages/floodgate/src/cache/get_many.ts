@@ -36,7 +36,8 @@ export interface GetManyContext<T> {
 }
 
 /**
- * L1 for each key, then the Bloom gate, then one MGET for the rest, then one
+ * L1 for each key, then the Bloom gate (in-process or remote: one batched question either way, so
+ * both come before L2 here), then one MGET for the rest, then one
  * `batchLoader` call for what is still missing; the fills run in parallel
  * (pipelined on the connection), each version-checked like a single fill.
  * Stale entries (past logical expiry) count as misses and are reloaded in the batch.

@@ -8,14 +8,21 @@ import type { Codec } from './codec.js'
 export type TtlMs = number | { minMs: number; maxMs: number }
 
 /**
- * The Bloom gate a key family may put in front of L2 and the loader. Any object
- * with this shape works (floodgate's `BloomFilter` has it). It must fail open:
- * answer `true` ("maybe") when it does not know. The cache takes it to live on
- * the cache's Redis: while the L2 circuit breaker is open (or half-open) it is
- * not asked, and every key counts as "maybe".
+ * The Bloom gate a key family may put in front of the loader. Any object with
+ * this shape works (floodgate's `BloomFilter` and `BloomReplica` have it). It
+ * must fail open: answer `true` ("maybe") when it does not know.
+ *
+ * - A remote gate (`inProcess` not true, e.g. `BloomFilter`) is taken to live on
+ *   the cache's Redis: asked only after an L2 miss, and not at all while the L2
+ *   circuit breaker is open (or half-open): every key counts as "maybe".
+ * - An in-process gate (`inProcess: true`, e.g. `BloomReplica`) answers
+ *   "absent" from process memory: asked before L2 (an absent id costs no L2
+ *   GET and writes no negative key), whatever the breaker's state.
  */
 export interface BloomGate {
   mightContain(items: readonly string[]): Promise<boolean[]>
+  /** True when "definitely absent" costs no Redis round trip (see above). @default false */
+  readonly inProcess?: boolean
 }
 
 /** Options that a single call may override (layered: defaults → cache → call). */

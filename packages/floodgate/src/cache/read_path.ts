@@ -7,14 +7,16 @@ import { jitteredMs } from './ttl.js'
 
 /**
  * The read path of a cache (go-zero's cachenode style, in one readable method):
- * L1 → L2 → stale-while-revalidate → Bloom gate (L2 miss only) → singleflight → Redis lock →
- * load and fill, or wait for the fill's wake-up.
+ * L1 → in-process Bloom gate → L2 → stale-while-revalidate → remote Bloom gate (L2 miss only) →
+ * singleflight → Redis lock → load and fill, or wait for the fill's wake-up.
+ * (One gate per call: in-process ones are asked before L2, remote ones after an L2 miss.)
  */
 export class ReadThroughCache<T> extends CacheCore<T> {
   /**
    * Returns the value of `key`, loading it with `loader` on a miss.
-   * Order: L1 → L2 → (stale inside grace: return it, refresh in the
-   * background under the mutex) → on an L2 miss, Bloom gate → singleflight → Redis mutex → winner loads and
+   * Order: L1 → in-process Bloom gate (`inProcess: true`) → L2 → (stale inside grace: return it,
+   * refresh in the background under the mutex) → on an L2 miss, remote Bloom gate → singleflight →
+   * Redis mutex → winner loads and
    * fills; others wait for the fill's wake-up, up to a jittered deadline, then
    * serve stale if they have it or load without writing.
    * @returns the value, or `undefined` when the loader answered {@link NOT_FOUND}.
@@ -30,6 +32,12 @@ export class ReadThroughCache<T> extends CacheCore<T> {
       return unwrap(local.value)
     }
     const epoch = this.l1?.epoch ?? 0
+    // An in-process gate answers from memory: an absent id then costs no L2 GET and no negative key.
+    const inProcessGate = o.bloom !== false && o.bloom.inProcess === true
+    if (o.bloom && inProcessGate && !(await this.bloomAllows(o.bloom, [key]))[0]) {
+      this.count('bloom_reject', key)
+      return undefined
+    }
     const raw = await this.l2.read(key)
     const entry = raw === UNAVAILABLE || raw === null ? undefined : await this.decode(key, raw)
     if (entry !== undefined) {
@@ -45,9 +53,9 @@ export class ReadThroughCache<T> extends CacheCore<T> {
         return unwrap(value)
       }
     }
-    // The Bloom gate guards the loader, so it is asked only now: an L2 hit (or a negative
+    // A remote gate guards the loader, so it is asked only now: an L2 hit (or a negative
     // entry) costs no Bloom round trip; a never-seen absent id costs GET + Bloom, no load, no key.
-    if (o.bloom && !(await this.bloomAllows(o.bloom, [key]))[0]) {
+    if (o.bloom && !inProcessGate && !(await this.bloomAllows(o.bloom, [key]))[0]) {
       this.count('bloom_reject', key)
       return undefined
     }

@@ -1,8 +1,9 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomRebuildError, KeySpace } from '../../src/index.js'
-import { floodgateRedisOptions } from '../../src/redis/index.js'
-import { PrivateRedis } from '../support/redis_server.js'
+import { commandCalls } from '../support/command_stats.js'
+import { chunks, range } from '../support/items.js'
+import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
 
 // A private server: INFO commandstats counts this file's commands only.
 let server: PrivateRedis
@@ -12,31 +13,13 @@ let n = 0
 
 beforeAll(async () => {
   server = await PrivateRedis.start()
-  redis = new Redis(server.url, floodgateRedisOptions({ commandTimeoutMs: 5000 }))
-  redis.on('error', () => undefined)
-  for (let i = 0; i < 100 && redis.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 50))
-  expect(redis.status).toBe('ready')
+  redis = await privateRedisClient(server)
 })
 
 afterAll(async () => {
   redis.disconnect()
   await server.destroy()
 })
-
-const range = (from: number, to: number, label: string) =>
-  Array.from({ length: to - from }, (_, i) => `${label}:${from + i}`)
-
-async function* chunks(items: readonly string[], size: number): AsyncIterable<string[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
-}
-
-/** Calls per command since the last CONFIG RESETSTAT (commands run by scripts included). */
-async function commandCalls(): Promise<Record<string, number>> {
-  const info = await redis.info('commandstats')
-  const calls: Record<string, number> = {}
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1]!] = Number(match[2])
-  return calls
-}
 
 const filter = (options: { rebuildBufferMaxBytes?: number } = {}) =>
   new BloomFilter({ redis, keySpace, name: `m${n++}`, bits: 300_000, hashes: 7, shards: 3, ...options })
@@ -49,10 +32,10 @@ describe('Bloom rebuild in process memory', () => {
 
     await redis.config('RESETSTAT')
     const built = await inMemory.rebuild(chunks(items, 5000))
-    const inMemoryCalls = await commandCalls()
+    const inMemoryCalls = await commandCalls(redis)
     await redis.config('RESETSTAT')
     const reference = await chunked.rebuild(chunks(items, 5000))
-    const chunkedCalls = await commandCalls()
+    const chunkedCalls = await commandCalls(redis)
 
     // chunk by chunk: k SETBITs per item run in add-1.lua; in memory: the shards' pre-allocation only
     expect(chunkedCalls.setbit).toBeGreaterThanOrEqual(items.length * 7)

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
+import { floodgateRedisOptions } from '../../src/redis/index.js'
 
 /** A free TCP port on 127.0.0.1, chosen by the OS. */
 export async function freePort(): Promise<number> {
@@ -109,4 +110,16 @@ export class PrivateRedis {
     await this.kill()
     rmSync(this.dir, { recursive: true, force: true })
   }
+}
+
+/**
+ * A client on `server` with floodgate's production options (errors ignored: tests kill the
+ * server), resolved once it is ready. @throws {Error} when it is not ready within 5 s.
+ */
+export async function privateRedisClient(server: PrivateRedis, commandTimeoutMs = 5000): Promise<Redis> {
+  const redis = new Redis(server.url, floodgateRedisOptions({ commandTimeoutMs }))
+  redis.on('error', () => undefined)
+  for (let i = 0; i < 100 && redis.status !== 'ready'; i++) await sleep(50)
+  if (redis.status !== 'ready') throw new Error(`client on port ${server.port} not ready`)
+  return redis
 }
