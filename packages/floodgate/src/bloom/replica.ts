@@ -1,7 +1,13 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Cluster, type Redis } from 'ioredis'
-import { checkDeadline, DEADLINE_DEFAULTS, type Deadline, withinDeadline } from '../deadline/index.js'
+import {
+  checkDeadline,
+  countsAgainstRedis,
+  DEADLINE_DEFAULTS,
+  type Deadline,
+  withinDeadline,
+} from '../deadline/index.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { RedisClient } from '../redis/index.js'
 import { type Announcement, parseAnnouncement } from './announcement.js'
@@ -22,7 +28,7 @@ export interface BloomReplicaOptions {
   loadRedis?: RedisClient
   /** Deadline of each sync read and fallback query (ms). @default DEADLINE_DEFAULTS (50 ms idle, 2,000 ms wall) */
   deadline?: Deadline
-  /** Longest wait (ms) for announced adds to arrive after a sync found the replica behind. @default 50 */
+  /** Idle event-loop time (ms) to wait for announced adds after a sync found the replica behind (time the process spent busy does not count; at most the deadline's `maxWaitMs` of wall time). @default 50 */
   catchUpWaitMs?: number
   /** Announcements buffered while a load runs; past this the load starts over. @default 10_000 */
   maxBufferedMessages?: number
@@ -33,6 +39,9 @@ export interface BloomReplicaOptions {
 }
 
 /** Defaults of {@link BloomReplicaOptions}, in one place. */
+/** Syncs a query tries when the previous one only stalled with this process (not a Redis failure). */
+const SYNC_ATTEMPTS = 3
+
 export const BLOOM_REPLICA_DEFAULTS = {
   catchUpWaitMs: 50,
   maxBufferedMessages: 10_000,
@@ -216,13 +225,17 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
     if (bits === undefined || this.current === 'closed') return this.remote(items)
     const answers = items.map((item) => bits.has(item))
     if (answers.every(Boolean)) return answers
-    let read: { ready: number | null; addSeq: number }
-    try {
-      read = await this.sync.next()
-    } catch {
-      const absent = answers.filter((a) => !a).length
-      this.stats.syncFailures += absent
-      return answers.fill(true)
+    let read: { ready: number | null; addSeq: number } | undefined
+    // a sync that timed out only because this process stalled says nothing about Redis: sync again
+    for (let attempt = 1; read === undefined; attempt++) {
+      try {
+        read = await this.sync.next()
+      } catch (error) {
+        if (countsAgainstRedis(error) || attempt >= SYNC_ATTEMPTS) {
+          this.stats.syncFailures += answers.filter((a) => !a).length
+          return answers.fill(true)
+        }
+      }
     }
     this.lastReadSeq = Math.max(this.lastReadSeq, read.addSeq)
     if (this.current === 'live' && read.ready !== null && read.ready !== this.generation)
@@ -263,24 +276,26 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
     if (caughtUp()) return this.bits
     if (this.o.catchUpWaitMs === 0 || this.current === 'closed') return undefined
     this.stats.catchUpWaits++
-    return new Promise((resolve) => {
-      const wake = () => {
-        if (!caughtUp() && this.current !== 'closed' && timer !== undefined) return
-        clearTimeout(timer)
-        this.caughtUpWaiters.delete(wake)
-        resolve(caughtUp() ? this.bits : undefined)
+    let wake = () => {}
+    const arrived = new Promise<void>((resolve) => {
+      wake = () => {
+        if (caughtUp() || this.current === 'closed') resolve()
       }
-      // a stalled loop fires the timer late: let one poll phase deliver waiting messages first
-      let timer: NodeJS.Timeout | undefined = setTimeout(
-        () =>
-          setImmediate(() => {
-            timer = undefined
-            wake()
-          }),
-        this.o.catchUpWaitMs,
-      )
       this.caughtUpWaiters.add(wake)
     })
+    // on the idle clock too: a busy loop delays the announcements, it does not lose them
+    const wait = {
+      timeoutMs: this.o.catchUpWaitMs,
+      maxWaitMs: Math.max(this.o.catchUpWaitMs, this.deadline.maxWaitMs),
+    }
+    try {
+      await withinDeadline(arrived, wait, 'bloom replica catch-up')
+    } catch {
+      // not caught up in time: the caller asks the filter in Redis
+    } finally {
+      this.caughtUpWaiters.delete(wake)
+    }
+    return caughtUp() ? this.bits : undefined
   }
 
   /** The filter in Redis answers (within the deadline; "maybe" on any failure). */

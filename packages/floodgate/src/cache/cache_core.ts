@@ -173,7 +173,11 @@ export class CacheCore<T> {
   protected async bloomAllows(bloom: BloomGate, keys: readonly string[]): Promise<boolean[]> {
     if (bloom.inProcess !== true && this.breaker.state !== 'closed') return keys.map(() => true)
     try {
-      return await withinDeadline(bloom.mightContain(keys), this.o.redisDeadline, 'bloom gate')
+      // an in-process gate bounds its own Redis waits (sync, fallback query) and never throws
+      const answers = bloom.mightContain(keys)
+      return await (bloom.inProcess === true
+        ? answers
+        : withinDeadline(answers, this.o.redisDeadline, 'bloom gate'))
     } catch {
       return keys.map(() => true)
     }
