@@ -40,7 +40,7 @@ export interface BloomReplicaOptions {
 
 /** Defaults of {@link BloomReplicaOptions}, in one place. */
 /** Syncs a query tries when the previous one only stalled with this process (not a Redis failure). */
-const SYNC_ATTEMPTS = 3
+const SYNC_ATTEMPTS = 5
 
 export const BLOOM_REPLICA_DEFAULTS = {
   catchUpWaitMs: 50,
