@@ -12,8 +12,17 @@ declare module 'fastify' {
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
+/** A route that declares `security` in its schema needs a user. */
+function needsUser(request: FastifyRequest): boolean {
+  const security = (request.routeOptions.schema as { security?: unknown[] } | undefined)?.security
+  return security !== undefined && security.length > 0
+}
+
 /**
- * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous.
+ * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous,
+ * and refused with 401 (`WWW-Authenticate: Bearer`) on a route whose schema
+ * declares `security`. This runs in `onRequest`, before the body is parsed and
+ * validated: an anonymous write with an invalid body is a 401, not a 400.
  * A header that is present but malformed, expired, tampered, signed with
  * another algorithm or issued for another database is refused with 401 even on
  * public routes. On writes (any method but GET, HEAD, OPTIONS) the token's user
@@ -25,12 +34,18 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export function registerAuth(app: FastifyInstance, tokens: TokenService): void {
   app.decorateRequest('userId', undefined)
   const known = new KnownUsers((id) => app.deps.users.exists(id))
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization
-    if (header === undefined) return
+    if (header === undefined) {
+      if (needsUser(request)) throw unauthorized()
+      return
+    }
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
-    if (userId === undefined) throw unauthorized('bearer token is malformed, expired or invalid')
+    if (userId === undefined) {
+      reply.header('www-authenticate', 'Bearer error="invalid_token"')
+      throw unauthorized('bearer token is malformed, expired or invalid')
+    }
     if (!READ_METHODS.has(request.method) && !(await known.exists(userId)))
       throw unauthorized('the token is for a user that does not exist')
     request.userId = userId
