@@ -16,11 +16,12 @@ import { type CountersSettings, registerCounters } from './counters/register.js'
 import { createDbGuard, type DbGuardSettings } from './db/guard.js'
 import { QueryCounter } from './db/query_counter.js'
 import type { Database } from './db/types.js'
-import { registerAuth } from './http/auth.js'
+import { refuseAnonymous, registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
 import { clientErrorHandler, frameworkErrors } from './http/framework_errors.js'
 import { registerMetrics } from './http/metrics.js'
 import { registerProblemHandler } from './http/problem_handler.js'
+import { echoRequestId, requestId } from './http/request_id.js'
 import { Problem, Video } from './http/schemas.js'
 import { type FlushSettings, startInteractionFlush } from './interactions/flush.js'
 import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
@@ -31,6 +32,7 @@ import { healthRoutes } from './routes/health.js'
 import { interactionRoutes } from './routes/interactions.js'
 import { userRoutes } from './routes/users.js'
 import { videoRoutes } from './routes/videos.js'
+import { logBase, SERVICE } from './service_info.js'
 import { UserRepository } from './users/repository.js'
 import { GuardedVideoReader } from './videos/guarded_reader.js'
 import { SqlVideoReader, type VideoReader } from './videos/reader.js'
@@ -82,12 +84,15 @@ export interface AppOptions {
 /** Builds the video-api Fastify instance on already-open dependencies (tests inject their own). */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withServiceFields(options.logger ?? false),
     bodyLimit: options.bodyLimitBytes ?? 65_536,
     requestTimeout: options.requestTimeoutMs ?? 10_000,
     connectionTimeout: options.connectionTimeoutMs ?? 10_000,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
     trustProxy: options.trustProxy ?? false,
+    // requestIdHeader off: genReqId reads x-request-id itself and refuses ids unfit for a log line
+    requestIdHeader: false,
+    genReqId: requestId,
     // false: src/http/draining.ts answers 503 as problem+json while closing.
     return503OnClosing: false,
     frameworkErrors,
@@ -131,8 +136,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       info: {
-        title: 'video-api',
-        version: '0.1.0',
+        title: SERVICE.name,
+        version: SERVICE.version,
         description: 'Reference short-video service built on floodgate.',
       },
       components: {
@@ -142,6 +147,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
   app.addSchema(Problem)
   app.addSchema(Video)
+  echoRequestId(app)
   registerProblemHandler(app)
   registerAuth(app, tokens)
   // the flush consumer's member set counts the live instances (it starts below)
@@ -154,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
     })
   }
+  refuseAnonymous(app)
   const registry = registerMetrics(app)
   queries.register(registry)
   bindGuardMetrics(registry, dbGuard)
@@ -196,6 +203,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
   await app.ready()
   return app
+}
+
+/** Logger options with the service name and version on every line (`true` = pino's defaults plus them). */
+function withServiceFields(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === false || logger === undefined) return false
+  return { base: logBase(), ...(logger === true ? {} : logger) }
 }
 
 declare module 'fastify' {

@@ -19,10 +19,8 @@ function needsUser(request: FastifyRequest): boolean {
 }
 
 /**
- * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous,
- * and refused with 401 (`WWW-Authenticate: Bearer`) on a route whose schema
- * declares `security`. This runs in `onRequest`, before the body is parsed and
- * validated: an anonymous write with an invalid body is a 401, not a 400.
+ * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous
+ * ({@link refuseAnonymous} turns that into a 401 where a user is needed).
  * A header that is present but malformed, expired, tampered, signed with
  * another algorithm or issued for another database is refused with 401 even on
  * public routes. On writes (any method but GET, HEAD, OPTIONS) the token's user
@@ -36,10 +34,7 @@ export function registerAuth(app: FastifyInstance, tokens: TokenService): void {
   const known = new KnownUsers((id) => app.deps.users.exists(id))
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization
-    if (header === undefined) {
-      if (needsUser(request)) throw unauthorized()
-      return
-    }
+    if (header === undefined) return
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
     if (userId === undefined) {
@@ -49,6 +44,18 @@ export function registerAuth(app: FastifyInstance, tokens: TokenService): void {
     if (!READ_METHODS.has(request.method) && !(await known.exists(userId)))
       throw unauthorized('the token is for a user that does not exist')
     request.userId = userId
+  })
+}
+
+/**
+ * Refuses an anonymous request with 401 (`WWW-Authenticate: Bearer`) on a route whose schema declares
+ * `security`. An `onRequest` hook, so it runs before the body is parsed and validated: an anonymous
+ * write with an invalid body is a 401, not a 400. Register it after the rate limiter, so that
+ * anonymous writes still count against the write quota.
+ */
+export function refuseAnonymous(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.userId === undefined && needsUser(request)) throw unauthorized()
   })
 }
 
