@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import {
   bindGuardMetrics,
@@ -20,6 +21,7 @@ import { refuseAnonymous, registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
 import { clientErrorHandler, frameworkErrors } from './http/framework_errors.js'
 import { registerMetrics } from './http/metrics.js'
+import { swaggerOptions } from './http/openapi.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { echoRequestId, requestId } from './http/request_id.js'
 import { Problem, Video } from './http/schemas.js'
@@ -32,7 +34,7 @@ import { healthRoutes } from './routes/health.js'
 import { interactionRoutes } from './routes/interactions.js'
 import { userRoutes } from './routes/users.js'
 import { videoRoutes } from './routes/videos.js'
-import { logBase, SERVICE } from './service_info.js'
+import { logBase } from './service_info.js'
 import { UserRepository } from './users/repository.js'
 import { GuardedVideoReader } from './videos/guarded_reader.js'
 import { SqlVideoReader, type VideoReader } from './videos/reader.js'
@@ -133,17 +135,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: other media types get 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain')
 
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: SERVICE.name,
-        version: SERVICE.version,
-        description: 'Reference short-video service built on floodgate.',
-      },
-      components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      },
-    },
+  await app.register(swagger, swaggerOptions())
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
   })
   app.addSchema(Problem)
   app.addSchema(Video)
@@ -200,7 +195,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
   interactionRoutes(app, deps)
   adminBloomRoutes(app, { cache, redis: options.redis, adminUserIds: counters.adminUserIds })
-  app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
   await app.ready()
   return app
 }
