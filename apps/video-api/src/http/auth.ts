@@ -38,11 +38,14 @@ export function registerAuth(app: FastifyInstance, tokens: TokenService): void {
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
     if (userId === undefined) {
+      // RFC 6750 §3: a token was sent but cannot be used
       reply.header('www-authenticate', 'Bearer error="invalid_token"')
       throw unauthorized('bearer token is malformed, expired or invalid')
     }
-    if (!READ_METHODS.has(request.method) && !(await known.exists(userId)))
+    if (!READ_METHODS.has(request.method) && !(await known.exists(userId))) {
+      reply.header('www-authenticate', 'Bearer error="invalid_token"')
       throw unauthorized('the token is for a user that does not exist')
+    }
     request.userId = userId
   })
 }
