@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import {
   bindGuardMetrics,
@@ -16,11 +17,13 @@ import { type CountersSettings, registerCounters } from './counters/register.js'
 import { createDbGuard, type DbGuardSettings } from './db/guard.js'
 import { QueryCounter } from './db/query_counter.js'
 import type { Database } from './db/types.js'
-import { registerAuth } from './http/auth.js'
+import { refuseAnonymous, registerAuth } from './http/auth.js'
 import type { RouteDeps } from './http/deps.js'
 import { clientErrorHandler, frameworkErrors } from './http/framework_errors.js'
 import { registerMetrics } from './http/metrics.js'
+import { swaggerOptions } from './http/openapi.js'
 import { registerProblemHandler } from './http/problem_handler.js'
+import { echoRequestId, requestId } from './http/request_id.js'
 import { Problem, Video } from './http/schemas.js'
 import { type FlushSettings, startInteractionFlush } from './interactions/flush.js'
 import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
@@ -31,6 +34,7 @@ import { healthRoutes } from './routes/health.js'
 import { interactionRoutes } from './routes/interactions.js'
 import { userRoutes } from './routes/users.js'
 import { videoRoutes } from './routes/videos.js'
+import { logBase } from './service_info.js'
 import { UserRepository } from './users/repository.js'
 import { GuardedVideoReader } from './videos/guarded_reader.js'
 import { SqlVideoReader, type VideoReader } from './videos/reader.js'
@@ -82,12 +86,15 @@ export interface AppOptions {
 /** Builds the video-api Fastify instance on already-open dependencies (tests inject their own). */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withServiceFields(options.logger ?? false),
     bodyLimit: options.bodyLimitBytes ?? 65_536,
     requestTimeout: options.requestTimeoutMs ?? 10_000,
     connectionTimeout: options.connectionTimeoutMs ?? 10_000,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
     trustProxy: options.trustProxy ?? false,
+    // requestIdHeader off: genReqId reads x-request-id itself and refuses ids unfit for a log line
+    requestIdHeader: false,
+    genReqId: requestId,
     // false: src/http/draining.ts answers 503 as problem+json while closing.
     return503OnClosing: false,
     frameworkErrors,
@@ -95,7 +102,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
     // (a number is not a title). Query strings are declared as strings and parsed in the route.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // allErrors: a 400 lists every failing field; bodies are capped at bodyLimit and the patterns
+    // are linear, so collecting all errors stays cheap.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
   })
   // Every statement of the app goes through this counter (db_queries_total on /metrics).
   const queries = new QueryCounter()
@@ -126,20 +135,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // JSON only: other media types get 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain')
 
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'video-api',
-        version: '0.1.0',
-        description: 'Reference short-video service built on floodgate.',
-      },
-      components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      },
-    },
+  await app.register(swagger, swaggerOptions())
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
   })
   app.addSchema(Problem)
   app.addSchema(Video)
+  echoRequestId(app)
   registerProblemHandler(app)
   registerAuth(app, tokens)
   // the flush consumer's member set counts the live instances (it starts below)
@@ -152,6 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
     })
   }
+  refuseAnonymous(app)
   const registry = registerMetrics(app)
   queries.register(registry)
   bindGuardMetrics(registry, dbGuard)
@@ -191,9 +195,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
   interactionRoutes(app, deps)
   adminBloomRoutes(app, { cache, redis: options.redis, adminUserIds: counters.adminUserIds })
-  app.get('/docs/json', { schema: { hide: true } }, async () => app.swagger())
   await app.ready()
   return app
+}
+
+/** Logger options with the service name and version on every line (`true` = pino's defaults plus them). */
+function withServiceFields(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === false || logger === undefined) return false
+  return { base: logBase(), ...(logger === true ? {} : logger) }
 }
 
 declare module 'fastify' {

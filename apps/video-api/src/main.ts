@@ -11,6 +11,7 @@ import { prepareDatabase } from './db/prepare.js'
 import { interactionsFromConfig } from './interactions/from_config.js'
 import { parseTrustProxy, rateLimitFromConfig } from './rate_limit/from_config.js'
 import { connectRedis } from './redis/connect.js'
+import { logBase } from './service_info.js'
 
 /**
  * Entry point: config → Redis (local server if needed) → database →
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
     }
     throw error
   }
-  const log = pino({ level: config.logLevel })
+  const log = pino({ level: config.logLevel, base: logBase() })
   let redis: Awaited<ReturnType<typeof connectRedis>>
   try {
     redis = await connectRedis(config)

@@ -7,9 +7,10 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from './support/database.js'
+import { dropSchema, testDbKind, uniqueSchema } from './support/database.js'
 import { freePort } from './support/ports.js'
-import { deleteByPrefix, testRedisClient, testRedisEnv } from './support/redis.js'
+import { deleteByPrefix, testRedisClient } from './support/redis.js'
+import { serviceEnv } from './support/service_env.js'
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
 const dataDir = mkdtempSync(join(tmpdir(), 'va-main-'))
@@ -31,24 +32,7 @@ async function start(
   port: number,
   extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<{ child: ChildProcess; exited: Promise<number | null>; output: () => string }> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...extraEnv,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    ...testRedisEnv(),
-    REDIS_PREFIX: redisPrefix,
-    DATA_DIR: dataDir,
-    SEED_USERS: '10',
-    SEED_VIDEOS: '120',
-    LOG_LEVEL: 'warn',
-  }
-  delete env.JWT_SECRET
-  delete env.CONFIG_FILE
-  if (testDbKind === 'pg') {
-    env.DATABASE_URL = TEST_PG_URL
-    env.DB_SCHEMA = schema
-  } else delete env.DATABASE_URL
+  const env = serviceEnv({ port, redisPrefix, dataDir, schema }, extraEnv)
   const child = spawn(process.execPath, ['--conditions=floodgate-source', '--import', 'tsx', main], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,8 +15,11 @@ const quotas = {
   anonymous: { limit: 3, windowMs: 60_000 },
   write: { limit: 2, windowMs: 60_000 },
   auth: { limit: 4, windowMs: 60_000 },
-  routes: { 'GET /readyz': { limit: 1, windowMs: 10_000 } },
+  routes: { 'GET /videos/:id': { limit: 1, windowMs: 10_000 } },
 }
+
+/** An anonymous read that needs neither the database nor Redis (the probes are not limited). */
+const CHEAP_READ = '/docs/json'
 
 let database: TestDatabase
 let redis: Redis | Cluster
@@ -58,7 +61,7 @@ describe('rate-limit plugin', () => {
     const app = await appWith()
     const ip = '198.51.100.7'
     for (let i = 1; i <= 3; i++) {
-      const res = await app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip })
+      const res = await app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: ip })
       expect(res.statusCode).toBe(200)
       expect(res.headers['ratelimit-policy']).toBe('"anonymous";q=3;w=60')
       expect(res.headers.ratelimit).toMatch(/^"anonymous";r=\d+;t=\d+$/)
@@ -73,7 +76,7 @@ describe('rate-limit plugin', () => {
       expect(reset).toBeLessThan(Date.now() / 1000 + 121)
       expect(res.headers['retry-after']).toBeUndefined()
     }
-    const limited = await app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip })
+    const limited = await app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: ip })
     expect(limited.statusCode).toBe(429)
     expect(limited.headers['content-type']).toMatch(/^application\/problem\+json/)
     expect(limited.json()).toMatchObject({ status: 429, code: 'RATE_LIMITED' })
@@ -84,7 +87,7 @@ describe('rate-limit plugin', () => {
     expect(field(limited.headers.ratelimit, 'r')).toBe(0)
     expect(limited.headers['x-ratelimit-remaining']).toBe('0')
     // another client is not affected
-    const other = await app.inject({ method: 'GET', url: '/healthz', remoteAddress: '198.51.100.8' })
+    const other = await app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: '198.51.100.8' })
     expect(other.statusCode).toBe(200)
   })
 
@@ -94,7 +97,7 @@ describe('rate-limit plugin', () => {
     const alice = await registerUser(app, `alice_${randomBytes(3).toString('hex')}`)
     const bob = await registerUser(app, `bob_${randomBytes(3).toString('hex')}`)
     const get = (auth: Record<string, string>) =>
-      app.inject({ method: 'GET', url: '/healthz', headers: auth, remoteAddress: ip })
+      app.inject({ method: 'GET', url: CHEAP_READ, headers: auth, remoteAddress: ip })
     for (let i = 0; i < 5; i++) expect((await get(alice.auth)).statusCode).toBe(200)
     const limited = await get(alice.auth)
     expect(limited.statusCode).toBe(429)
@@ -126,14 +129,14 @@ describe('rate-limit plugin', () => {
     expect((await post()).headers['ratelimit-policy']).toBe('"write";q=2;w=60')
     await post()
     expect((await post()).statusCode).toBe(429)
-    const ready = await app.inject({ method: 'GET', url: '/readyz', remoteAddress: ip })
-    expect(ready.headers['ratelimit-policy']).toBe('"GET /readyz";q=1;w=10')
-    expect((await app.inject({ method: 'GET', url: '/readyz', remoteAddress: ip })).statusCode).toBe(429)
+    const video = await app.inject({ method: 'GET', url: '/videos/1', remoteAddress: ip })
+    expect(video.headers['ratelimit-policy']).toBe('"GET /videos/:id";q=1;w=10')
+    expect((await app.inject({ method: 'GET', url: '/videos/1', remoteAddress: ip })).statusCode).toBe(429)
   })
 
   it('groups IPv6 clients by /64', async () => {
     const app = await appWith()
-    const get = (remoteAddress: string) => app.inject({ method: 'GET', url: '/healthz', remoteAddress })
+    const get = (remoteAddress: string) => app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress })
     expect((await get('2001:db8:1:2::1')).statusCode).toBe(200)
     expect((await get('2001:db8:1:2:aaaa::2')).statusCode).toBe(200)
     expect((await get('2001:db8:1:2:ffff:ffff:ffff:ffff')).statusCode).toBe(200)
@@ -146,7 +149,7 @@ describe('rate-limit plugin', () => {
     const get = (app: FastifyInstance, forwardedFor: string) =>
       app.inject({
         method: 'GET',
-        url: '/healthz',
+        url: CHEAP_READ,
         remoteAddress: proxy,
         headers: { 'x-forwarded-for': forwardedFor },
       })
@@ -177,5 +180,20 @@ describe('client keys and route quotas', () => {
     expect(parseRouteQuotas('')).toEqual({})
     expect(() => parseRouteQuotas('POST /videos=0/60000')).toThrow(/POST \/videos=0\/60000/)
     expect(() => parseRouteQuotas('/videos=1/1')).toThrow(/expected/)
+  })
+
+  it('does not limit the probes and the metrics scrape', async () => {
+    const app = await appWith()
+    const ip = '198.51.100.77'
+    for (const url of ['/healthz', '/readyz', '/metrics']) {
+      for (let i = 0; i < 5; i++) {
+        const res = await app.inject({ method: i % 2 ? 'HEAD' : 'GET', url, remoteAddress: ip })
+        expect(res.statusCode, `${url} #${i}: ${res.body}`).toBe(200)
+        expect(res.headers['ratelimit-policy']).toBeUndefined()
+      }
+    }
+    // the probes used none of the address's anonymous quota (3)
+    for (let i = 0; i < 3; i++)
+      expect((await app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: ip })).statusCode).toBe(200)
   })
 })

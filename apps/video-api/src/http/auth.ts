@@ -12,8 +12,15 @@ declare module 'fastify' {
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
+/** A route that declares `security` in its schema needs a user. */
+function needsUser(request: FastifyRequest): boolean {
+  const security = (request.routeOptions.schema as { security?: unknown[] } | undefined)?.security
+  return security !== undefined && security.length > 0
+}
+
 /**
- * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous.
+ * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous
+ * ({@link refuseAnonymous} turns that into a 401 where a user is needed).
  * A header that is present but malformed, expired, tampered, signed with
  * another algorithm or issued for another database is refused with 401 even on
  * public routes. On writes (any method but GET, HEAD, OPTIONS) the token's user
@@ -25,15 +32,33 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 export function registerAuth(app: FastifyInstance, tokens: TokenService): void {
   app.decorateRequest('userId', undefined)
   const known = new KnownUsers((id) => app.deps.users.exists(id))
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization
     if (header === undefined) return
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
-    if (userId === undefined) throw unauthorized('bearer token is malformed, expired or invalid')
-    if (!READ_METHODS.has(request.method) && !(await known.exists(userId)))
+    if (userId === undefined) {
+      // RFC 6750 §3: a token was sent but cannot be used
+      reply.header('www-authenticate', 'Bearer error="invalid_token"')
+      throw unauthorized('bearer token is malformed, expired or invalid')
+    }
+    if (!READ_METHODS.has(request.method) && !(await known.exists(userId))) {
+      reply.header('www-authenticate', 'Bearer error="invalid_token"')
       throw unauthorized('the token is for a user that does not exist')
+    }
     request.userId = userId
+  })
+}
+
+/**
+ * Refuses an anonymous request with 401 (`WWW-Authenticate: Bearer`) on a route whose schema declares
+ * `security`. An `onRequest` hook, so it runs before the body is parsed and validated: an anonymous
+ * write with an invalid body is a 401, not a 400. Register it after the rate limiter, so that
+ * anonymous writes still count against the write quota.
+ */
+export function refuseAnonymous(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.userId === undefined && needsUser(request)) throw unauthorized()
   })
 }
 

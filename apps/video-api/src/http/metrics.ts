@@ -1,14 +1,23 @@
 import type { FastifyInstance } from 'fastify'
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { SERVICE } from '../service_info.js'
 
 /**
  * Prometheus metrics on `GET /metrics`: prom-client's default process
- * metrics and `http_request_duration_seconds` (s) by method, route template
- * and status. One registry per app, so several apps can live in one process.
+ * metrics, `http_request_duration_seconds` (s) by method, route template
+ * and status, and `video_api_build_info` (always 1; service, version and Node.js
+ * version as labels, the usual `*_build_info` pattern). One registry per app,
+ * so several apps can live in one process.
  */
 export function registerMetrics(app: FastifyInstance): Registry {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  new Gauge({
+    name: 'video_api_build_info',
+    help: 'Always 1; the labels say which build of video-api this is',
+    labelNames: ['service', 'version', 'nodejs_version'] as const,
+    registers: [registry],
+  }).set({ service: SERVICE.name, version: SERVICE.version, nodejs_version: process.version }, 1)
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency (s) by method, route template and status',

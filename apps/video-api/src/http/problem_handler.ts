@@ -14,8 +14,37 @@ const statusCodes: Record<number, ProblemCode> = {
   503: 'UNAVAILABLE',
 }
 
+/** One failing field of a request: `path` is a JSON pointer prefixed by the part (`/body/title`, `/params/id`). */
+export interface FieldError {
+  path: string
+  message: string
+}
+
+/** What a problem+json answer is made of; `errors` lists the failing fields of a 400 `VALIDATION_FAILED`. */
+export interface ProblemFields {
+  code: string
+  status: number
+  detail: string
+  errors?: FieldError[]
+}
+
+interface AjvError {
+  instancePath?: string
+  message?: string
+  params?: { missingProperty?: string; additionalProperty?: string }
+}
+
+/** Fastify's validation errors (Ajv's, with `allErrors`), one entry per failing field. */
+function fieldErrors(validation: AjvError[], context: string | undefined): FieldError[] {
+  return validation.map((v) => {
+    const leaf = v.params?.missingProperty ?? v.params?.additionalProperty
+    const path = `/${context ?? 'body'}${v.instancePath ?? ''}${leaf === undefined ? '' : `/${leaf}`}`
+    return { path, message: v.message ?? 'is invalid' }
+  })
+}
+
 /** Maps any thrown error to a problem code, status and a detail safe to show. */
-export function classify(error: unknown): { code: ProblemCode; status: number; detail: string } {
+export function classify(error: unknown): ProblemFields {
   if (error instanceof ApiError)
     return { code: error.code as ProblemCode, status: error.status, detail: error.message }
   if (error instanceof OverloadedError)
@@ -25,7 +54,13 @@ export function classify(error: unknown): { code: ProblemCode; status: number; d
       detail: 'the database is busy; retry later',
     }
   const e = error as Partial<FastifyError> & { message?: string }
-  if (e.validation) return { code: 'VALIDATION_FAILED', status: 400, detail: e.message ?? 'invalid input' }
+  if (e.validation)
+    return {
+      code: 'VALIDATION_FAILED',
+      status: 400,
+      detail: e.message ?? 'invalid input',
+      errors: fieldErrors(e.validation as AjvError[], e.validationContext),
+    }
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'PAYLOAD_TOO_LARGE', status: 413, detail: 'request body is larger than the limit' }
@@ -50,11 +85,13 @@ export function classify(error: unknown): { code: ProblemCode; status: number; d
   return { code: 'INTERNAL', status: problemStatus.INTERNAL, detail: 'internal error' }
 }
 
-export function sendProblem(
-  reply: FastifyReply,
-  request: FastifyRequest,
-  problem: { code: string; status: number; detail: string },
-) {
+/**
+ * Sends `problem` as RFC 9457 `application/problem+json`. A 401 carries the RFC 6750 challenge
+ * `WWW-Authenticate: Bearer` unless the auth hook already set a more precise one.
+ */
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: ProblemFields) {
+  if (problem.status === 401 && !reply.hasHeader('www-authenticate'))
+    reply.header('www-authenticate', 'Bearer')
   return reply
     .code(problem.status)
     .type('application/problem+json')
@@ -65,6 +102,7 @@ export function sendProblem(
       code: problem.code,
       detail: problem.detail,
       instance: request.url,
+      ...(problem.errors ? { errors: problem.errors } : {}),
     })
 }
 

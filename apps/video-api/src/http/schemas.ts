@@ -25,8 +25,17 @@ export const Problem = Type.Object(
     code: Type.String({ description: 'stable machine-readable error code' }),
     detail: Type.String(),
     instance: Type.Optional(Type.String()),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          path: Type.String({ description: 'JSON pointer of the field, prefixed by the part: /body/title' }),
+          message: Type.String(),
+        }),
+        { description: 'each failing field of a VALIDATION_FAILED answer' },
+      ),
+    ),
   },
-  { $id: 'Problem' },
+  { $id: 'Problem', description: 'RFC 9457 problem details, served as application/problem+json' },
 )
 
 export const ProblemRef = Type.Ref('Problem')

@@ -9,7 +9,7 @@ import {
 } from 'floodgate'
 import { sendProblem } from '../http/problem_handler.js'
 import { addressKey } from './client_key.js'
-import { classify, type Quota, type Quotas } from './quotas.js'
+import { classify, type Quota, type Quotas, UNLIMITED_ROUTES } from './quotas.js'
 
 /** Options of the rate-limit plugin (the config module fills them from `RATE_LIMIT_*`). */
 /** The insurance fallback with a share of 1 / the live instances (`RATE_LIMIT_INSURANCE_PERCENT=0`). */
@@ -36,7 +36,7 @@ export interface RateLimitPluginOptions {
 }
 
 /**
- * Limits every route: one sliding-window-counter decision per request (one EVALSHA), keyed by the
+ * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (one EVALSHA), keyed by the
  * user id when the request is authenticated, else by client IP (IPv6 per /64; `request.ip`, which
  * honours Fastify's `trustProxy` only when configured). Every response carries the IETF
  * `RateLimit-Policy`/`RateLimit` fields and `X-RateLimit-*`; a rejected request gets 429
@@ -74,6 +74,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const route = request.routeOptions.url
+    if (route !== undefined && UNLIMITED_ROUTES.has(route)) return
     const userId = request.userId
     const quotaClass = classify(request.method, route, userId !== undefined)
     const limiter = byRoute.get(`${request.method} ${route}`) ?? byClass[quotaClass]

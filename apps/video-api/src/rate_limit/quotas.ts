@@ -21,6 +21,12 @@ export interface Quotas {
   routes: Readonly<Record<string, Quota>>
 }
 
+/**
+ * Route patterns no quota applies to (GET and HEAD): the probes and the Prometheus scrape. A load balancer or Prometheus
+ * polling from one address must not use up that address's anonymous quota, nor be refused a probe.
+ */
+export const UNLIMITED_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics'])
+
 const AUTH_ROUTES = new Set(['POST /auth/login', 'POST /auth/register'])
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
