@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { CircuitBreaker } from '../circuit_breaker/index.js'
-import { withinDeadline } from '../deadline/index.js'
+import { STARTUP_DEFAULTS, settleWithin, withinDeadline } from '../deadline/index.js'
+import { StoreUnavailableError } from '../errors/index.js'
 import { bindCacheMetrics } from '../metrics/index.js'
 import { KeySpace } from '../redis/index.js'
 import { CacheBus } from './bus/cache_bus.js'
@@ -80,16 +81,30 @@ export class CacheCore<T> {
   }
 
   /**
-   * Resolves once the client is connected and the bus subscription is in place.
-   * Calls made before work too, but they find Redis unavailable (the offline queue is off).
+   * Resolves once the client is connected and the bus subscription is in place, within
+   * `STARTUP_DEFAULTS.waitMs` (2,000 ms); see {@link readyWithin}. Calls made before work too,
+   * but they find Redis unavailable (the offline queue is off).
+   * @throws {StoreUnavailableError} when Redis is not reachable in time.
    */
   get ready(): Promise<void> {
+    return this.readyWithin(STARTUP_DEFAULTS.waitMs)
+  }
+
+  /**
+   * Like {@link ready}, with its own bound `timeoutMs` (ms).
+   * @throws {StoreUnavailableError} when the client or the bus is not ready within `timeoutMs`.
+   */
+  readyWithin(timeoutMs: number): Promise<void> {
     const redis = this.o.redis
     const connected =
       redis.status === 'ready'
         ? Promise.resolve()
         : new Promise<void>((resolve) => redis.once('ready', () => resolve()))
-    return Promise.all([connected, this.bus.ready]).then(() => undefined)
+    return settleWithin(
+      Promise.all([connected, this.bus.ready]).then(() => undefined),
+      timeoutMs,
+      () => new StoreUnavailableError(`cache ${this.o.name}: Redis not ready within ${timeoutMs} ms`),
+    )
   }
 
   /** Calls the loader, timing it for the `load` outcome. */

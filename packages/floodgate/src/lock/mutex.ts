@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
-import type { KeySpace, RedisClient } from '../redis/index.js'
+import { awaitFirstConnection, type KeySpace, type RedisClient } from '../redis/index.js'
 import { LockAbortedError, LockTimeoutError } from './errors.js'
 import { type Lease, RedisLease } from './lease.js'
 import { acquireScript } from './scripts.js'
@@ -99,10 +99,12 @@ export class Mutex {
    * with capped exponential backoff and full jitter (a uniform draw in
    * [0, min(retryMaxMs, retryBaseMs·2^attempt)]; "Exponential Backoff And
    * Jitter", AWS Architecture Blog, 2015), never past the deadline; one last
-   * attempt is made at the deadline.
+   * attempt is made at the deadline. Called before the client's first connection, it first waits
+   * for that connection within the same `waitMs` (counted from the client's first use).
    * @throws {LockTimeoutError} (`FLOODGATE_LOCK_TIMEOUT`) when `waitMs` passes.
    * @throws {LockAbortedError} (`FLOODGATE_LOCK_ABORTED`) when `signal` aborts.
-   * @throws {StoreUnavailableError} at once on a Redis error (no retry on errors).
+   * @throws {StoreUnavailableError} on a Redis error (no retry on errors), or when the first
+   *   connection did not come within `waitMs`.
    */
   async acquire(options: AcquireOptions = {}): Promise<Lease> {
     const waitMs = options.waitMs ?? DEFAULT_WAIT_MS
@@ -111,6 +113,7 @@ export class Mutex {
     const { signal } = options
     const started = Date.now()
     const deadline = started + waitMs
+    await awaitFirstConnection(this.redis, waitMs)
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw new LockAbortedError(this.keys.lock, signal.reason)
       const lease = await this.tryAcquire()

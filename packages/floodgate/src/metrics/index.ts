@@ -1,2 +1,3 @@
 export { bindCacheMetrics } from './cache_metrics.js'
 export { bindGuardMetrics } from './guard_metrics.js'
+export { bindRateLimiterMetrics } from './ratelimit_metrics.js'

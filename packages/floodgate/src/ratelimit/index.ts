@@ -1,3 +1,4 @@
+export { RateLimiterEventEmitter, type RateLimiterEvents } from './events.js'
 export type { RateLimitFallback } from './fallback.js'
 export { type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js'
 export {
@@ -6,7 +7,7 @@ export {
   type MemoryRateLimiterOptions,
 } from './memory/memory_rate_limiter.js'
 export type { PolicyOptions } from './policy.js'
-export { createRateLimiter, type RateLimiterOptions } from './redis_rate_limiter.js'
+export { createRateLimiter, type RateLimiterOptions, type RedisRateLimiter } from './redis_rate_limiter.js'
 export { RATE_LIMIT_AREA, rateLimitKeys } from './redis_scripts.js'
 export {
   type LimitOptions,

@@ -1,0 +1,1 @@
+export type { FloodgateLogger } from './logger.js'
