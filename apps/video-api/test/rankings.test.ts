@@ -186,6 +186,9 @@ describe('counts in video payloads', () => {
     expect(metrics).toMatch(/floodgate_counters_rebuilds_total\{outcome="rebuilt"\} [1-9]/)
     expect(metrics).toContain('floodgate_counters_serving 1')
     expect(metrics).toContain('floodgate_rankings_corrupt_scores_total 0')
+    // a monotonic total is a counter: Prometheus' rate() and the `_total` suffix assume it
+    expect(metrics).toContain('# TYPE floodgate_rankings_corrupt_scores_total counter')
+    expect(metrics).toContain('# TYPE floodgate_rankings_window_recomputes_total counter')
     const fresh = (await app.inject(`/videos/${v[1]}`)).json()
     expect(fresh).toMatchObject({ likeCount: 3 })
     expect(fresh).not.toHaveProperty('countsStale')
