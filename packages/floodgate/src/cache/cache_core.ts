@@ -45,7 +45,7 @@ export class CacheCore<T> {
   protected readonly l2: L2Store
   protected readonly bus: CacheBus
   protected readonly waiters = new WakeWaiters()
-  protected readonly flights = new Singleflight<Loaded<T>>()
+  protected readonly flights = new Singleflight<Loaded<T>>((key) => this.count('load_joined', key))
   protected readonly refreshes = new Singleflight<void>()
   protected maxLockTtlMs: number
 
