@@ -3,8 +3,7 @@ import type { RedisClient } from './types.js'
 interface Gate {
   /** `Date.now()` when a primitive first used the client (ms epoch). */
   readonly openedAtMs: number
-  /** Resolves on the client's first `ready`. */
-  readonly connected: Promise<void>
+  /** The client has been ready at least once. */
   isReady: boolean
 }
 
@@ -13,19 +12,11 @@ const gates = new WeakMap<RedisClient, Gate>()
 function gateOf(redis: RedisClient): Gate {
   const known = gates.get(redis)
   if (known) return known
-  const isReady = redis.status === 'ready'
-  const gate: Gate = {
-    openedAtMs: Date.now(),
-    isReady,
-    connected: isReady
-      ? Promise.resolve()
-      : new Promise<void>((resolve) =>
-          redis.once('ready', () => {
-            gate.isReady = true
-            resolve()
-          }),
-        ),
-  }
+  const gate: Gate = { openedAtMs: Date.now(), isReady: redis.status === 'ready' }
+  if (!gate.isReady)
+    redis.once('ready', () => {
+      gate.isReady = true
+    })
   gates.set(redis, gate)
   return gate
 }
@@ -34,7 +25,8 @@ function gateOf(redis: RedisClient): Gate {
  * Waits for the client's first connection, at most `boundMs` (ms) counted from the first time any
  * primitive used this client, so a burst of calls at start-up shares one bound. Resolves `true`
  * once the client has been ready at least once (at once afterwards, even during a later outage:
- * outages are the fallbacks' job), `false` when the bound passed first. Never rejects.
+ * outages are the fallbacks' job), `false` when the bound passed first or the client was closed
+ * (`end`: it will not connect by itself). Never rejects.
  */
 export async function awaitFirstConnection(redis: RedisClient, boundMs: number): Promise<boolean> {
   const gate = gateOf(redis)
@@ -43,14 +35,18 @@ export async function awaitFirstConnection(redis: RedisClient, boundMs: number):
     return true
   }
   const leftMs = gate.openedAtMs + boundMs - Date.now()
-  if (leftMs <= 0) return false
-  let timer: NodeJS.Timeout | undefined
-  const expired = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), leftMs)
+  if (leftMs <= 0 || redis.status === 'end') return false
+  return new Promise<boolean>((resolve) => {
+    const settle = (ready: boolean) => {
+      clearTimeout(timer)
+      redis.off('ready', onReady)
+      redis.off('end', onEnd)
+      resolve(ready)
+    }
+    const onReady = () => settle(true)
+    const onEnd = () => settle(false)
+    const timer = setTimeout(() => settle(false), leftMs)
+    redis.once('ready', onReady)
+    redis.once('end', onEnd)
   })
-  try {
-    return await Promise.race([gate.connected.then(() => true as const), expired])
-  } finally {
-    clearTimeout(timer)
-  }
 }
