@@ -15,6 +15,7 @@ export {
   RATE_LIMIT_ALGORITHMS,
   type RateLimitAlgorithm,
   type RateLimiter,
+  type RateLimitPeek,
   type RateLimitPolicy,
   type RateLimitResult,
   type RateLimitSource,

@@ -8,8 +8,8 @@ import { BlockedCache } from './blocked_cache.js'
 import { RateLimiterEventEmitter } from './events.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
-import { prepareRateLimitScript } from './redis_scripts.js'
-import type { RateLimiter, RateLimitResult } from './types.js'
+import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
+import type { RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
 import { nonEmptyString, positiveInteger } from './validate.js'
 import { writeCoalescer } from './write_coalescing.js'
 
@@ -58,6 +58,20 @@ export interface RateLimiterOptions extends PolicyOptions {
 /** A rate limiter on Redis; `events` reports each decision and each fallback. */
 export interface RedisRateLimiter extends RateLimiter {
   readonly events: RateLimiterEventEmitter
+  /**
+   * The quota left for `key` without consuming it (a read-only script per algorithm, nothing
+   * written). No fallback: a guess would be worse than an error.
+   * @throws {StoreUnavailableError} when Redis is unreachable or slower than the deadline.
+   * @throws {InvalidArgumentError} `key` empty.
+   */
+  peek(key: string): Promise<RateLimitPeek>
+  /**
+   * Gives `key` its full quota back (deletes its state in one UNLINK; the keys share a hash tag)
+   * and forgets its in-process block.
+   * @throws {StoreUnavailableError} when Redis is unreachable or slower than the deadline.
+   * @throws {InvalidArgumentError} `key` empty.
+   */
+  reset(key: string): Promise<void>
 }
 
 /**
@@ -107,6 +121,21 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
   return {
     policy,
     events,
+    async peek(key): Promise<RateLimitPeek> {
+      nonEmptyString('key', key)
+      await awaitFirstConnection(redis, startupWaitMs)
+      const read = await withinDeadline(peekRateLimit(redis, keySpace, policy, key), deadline, what)
+      return { limit: policy.limit, ...read, policy }
+    },
+    async reset(key): Promise<void> {
+      nonEmptyString('key', key)
+      blocked?.forget(key)
+      await awaitFirstConnection(redis, startupWaitMs)
+      const unlink = redis.unlink(...rateLimitKeys(keySpace, policy, key)).catch((error: unknown) => {
+        throw new StoreUnavailableError(`${what}: reset failed`, { cause: error })
+      })
+      await withinDeadline(unlink, deadline, what)
+    },
     async limit(key, callOptions): Promise<RateLimitResult> {
       nonEmptyString('key', key)
       const cost = callOptions?.cost === undefined ? 1 : positiveInteger('cost', callOptions.cost)
