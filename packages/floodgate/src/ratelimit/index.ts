@@ -20,3 +20,4 @@ export {
   type RateLimitResult,
   type RateLimitSource,
 } from './types.js'
+export { RateLimitWaitError, type WaitUntilAllowedOptions, waitUntilAllowed } from './wait_until_allowed.js'
