@@ -1,6 +1,7 @@
 export { RateLimiterEventEmitter, type RateLimiterEvents } from './events.js'
 export type { RateLimitFallback } from './fallback.js'
 export { type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js'
+export { type LimitAllResult, limitAll, type PolicyCheck } from './limit_all.js'
 export {
   createMemoryRateLimiter,
   type MemoryRateLimiter,
