@@ -1,5 +1,6 @@
-import { Counter, Histogram, type Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import { ACQUIRE_OUTCOMES, LEASE_END_REASONS, type MutexEventEmitter } from '../lock/events.js'
+import { promClient } from './prom_client.js'
 import { sharedMetric } from './shared_metric.js'
 
 /**
@@ -14,6 +15,7 @@ import { sharedMetric } from './shared_metric.js'
  * Every series exists at 0 from the start. Several names may share one registry.
  */
 export function bindMutexMetrics(registry: Registry, name: string, events: MutexEventEmitter): void {
+  const { Counter, Histogram } = promClient()
   const acquisitions = sharedMetric(registry, Counter, {
     name: 'floodgate_mutex_acquisitions_total',
     help: 'Mutex acquire() calls by outcome (acquired, timeout, aborted, error)',

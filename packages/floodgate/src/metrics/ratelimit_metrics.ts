@@ -1,6 +1,7 @@
-import { Counter, type Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import type { RedisRateLimiter } from '../ratelimit/redis_rate_limiter.js'
 import type { RateLimitSource } from '../ratelimit/types.js'
+import { promClient } from './prom_client.js'
 import { sharedMetric } from './shared_metric.js'
 
 const SOURCES: readonly RateLimitSource[] = ['redis', 'blockedCache', 'failOpen', 'failClosed', 'insurance']
@@ -14,6 +15,7 @@ const SOURCES: readonly RateLimitSource[] = ['redis', 'blockedCache', 'failOpen'
  * Several limiters may share one registry under different policy names (the metric is created once).
  */
 export function bindRateLimiterMetrics(registry: Registry, limiter: RedisRateLimiter): void {
+  const { Counter } = promClient()
   const decisions = sharedMetric(registry, Counter, {
     name: 'floodgate_ratelimit_decisions_total',
     help: 'Rate limiter decisions, by who decided (redis, blockedCache, or a fallback) and the answer',
