@@ -3,6 +3,7 @@ import { CircuitBreaker } from '../circuit_breaker/index.js'
 import { STARTUP_DEFAULTS, settleWithin, withinDeadline } from '../deadline/index.js'
 import { StoreUnavailableError } from '../errors/index.js'
 import { bindCacheMetrics } from '../metrics/index.js'
+import { inSpan } from '../observability/index.js'
 import { KeySpace } from '../redis/index.js'
 import { CacheBus } from './bus/cache_bus.js'
 import { WakeWaiters } from './bus/wake_waiters.js'
@@ -107,11 +108,11 @@ export class CacheCore<T> {
     )
   }
 
-  /** Calls the loader, timing it for the `load` outcome. */
+  /** Calls the loader in a `floodgate.cache.load` span, timing it for the `load` outcome. */
   protected async runLoader(key: string, loader: Loader<T>): Promise<Loaded<T>> {
     const started = performance.now()
     try {
-      return await loader(key)
+      return await inSpan('floodgate.cache.load', { 'floodgate.cache': this.o.name }, async () => loader(key))
     } finally {
       this.count('load', key, undefined, performance.now() - started)
     }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
-import type { FloodgateLogger } from '../observability/index.js'
+import { type FloodgateLogger, inSpan } from '../observability/index.js'
 import { awaitFirstConnection, KeySpace, type RedisClient } from '../redis/index.js'
 import { LockAbortedError, LockLostError, LockTimeoutError } from './errors.js'
 import { type AcquireOutcome, MutexEventEmitter } from './events.js'
@@ -105,10 +105,12 @@ export class Mutex {
   async tryAcquire(): Promise<Lease | null> {
     const token = randomBytes(16).toString('hex')
     const sentAt = Date.now()
-    const reply = await acquireScript.run(
-      this.redis,
-      [this.keys.lock, this.keys.fence],
-      [token, this.options.ttlMs, this.options.fenceTtlMs],
+    const reply = await inSpan('floodgate.mutex.try_acquire', { 'floodgate.lock': this.keys.lock }, () =>
+      acquireScript.run(
+        this.redis,
+        [this.keys.lock, this.keys.fence],
+        [token, this.options.ttlMs, this.options.fenceTtlMs],
+      ),
     )
     if (reply === null) return null
     if (typeof reply !== 'number') throw new ScriptContractError(acquireScript.name, reply)

@@ -1,6 +1,6 @@
 import { checkDeadline, DEADLINE_DEFAULTS, STARTUP_DEFAULTS, withinDeadline } from '../deadline/index.js'
 import { StoreUnavailableError } from '../errors/index.js'
-import type { FloodgateLogger } from '../observability/index.js'
+import { type FloodgateLogger, inSpan } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import { awaitFirstConnection } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
@@ -110,6 +110,8 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
   const startupWaitMs = positiveInteger('startupWaitMs', options.startupWaitMs ?? STARTUP_DEFAULTS.waitMs)
   const { redis, onStoreError, logger } = options
   const events = new RateLimiterEventEmitter()
+  const spanName = 'floodgate.ratelimit.decide'
+  const spanAttributes = { 'floodgate.policy': policy.name, 'floodgate.algorithm': policy.algorithm }
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const decide = prepareRateLimitScript(keySpace, policy)
   const coalesce = writeCoalescer(redis)
@@ -144,7 +146,9 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
       try {
         await awaitFirstConnection(redis, startupWaitMs)
         coalesce()
-        const decision = await withinDeadline(decide(redis, key, cost), deadline, what)
+        const decision = await inSpan(spanName, spanAttributes, () =>
+          withinDeadline(decide(redis, key, cost), deadline, what),
+        )
         const result: RateLimitResult = {
           allowed: decision.allowed,
           limit: policy.limit,
