@@ -24,8 +24,9 @@ export interface LimitAllResult {
  * second and per day, consume from both or neither"). Two phases:
  * 1. peek every policy (read-only scripts, in parallel): if one has less than `cost` left, refuse
  *    with that policy's answer and consume nothing anywhere;
- * 2. consume from each in order; a policy that refuses here (another request took the last
- *    units between the phases) stops the rest.
+ * 2. consume from each, scarcest first (least remaining at the peek), so racers for the last
+ *    units are refused by the binding policy before they touch the others; a policy that
+ *    refuses here (another request took the last units between the phases) stops the rest.
  * The race in 2 errs on the strict side: the request is refused, and the units already taken
  * from earlier policies stay taken (no refund), so no policy ever admits past its limit. Keys
  * may live in different slots (no multi-key script), so this works on a cluster.
@@ -45,21 +46,26 @@ export async function limitAll(
     // the refusing policy answers (consumes nothing: a rejected request never does)
     const refusal = await limiter.limit(key, { cost })
     if (!refusal.allowed) return { allowed: false, results: [refusal], blockedBy: refusal }
-    return consumeFrom(checks, cost, [refusal], short)
+    return consumeFrom(checks, peeks, cost, [refusal], short)
   }
-  return consumeFrom(checks, cost, [], -1)
+  return consumeFrom(checks, peeks, cost, [], -1)
 }
 
+/** Consumes from each check but `doneIndex`, scarcest (least remaining at the peek) first. */
 async function consumeFrom(
   checks: readonly PolicyCheck[],
+  peeks: readonly ({ remaining: number } | undefined)[],
   cost: number,
   done: RateLimitResult[],
   doneIndex: number,
 ): Promise<LimitAllResult> {
   const results = [...done]
-  for (const [i, { limiter, key }] of checks.entries()) {
-    if (i === doneIndex) continue
-    const result = await limiter.limit(key, { cost })
+  const order = checks
+    .map((check, i) => ({ check, i, left: peeks[i]?.remaining ?? Number.POSITIVE_INFINITY }))
+    .filter(({ i }) => i !== doneIndex)
+    .sort((a, b) => a.left - b.left)
+  for (const { check } of order) {
+    const result = await check.limiter.limit(check.key, { cost })
     results.push(result)
     if (!result.allowed) return { allowed: false, results, blockedBy: result }
   }

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { createRateLimiter, KeySpace, limitAll } from '../../src/index.js'
-import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
+import { spawnWorker } from '../support/processes.js'
+import { deleteByPrefix, TEST_REDIS_URL, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 const redis = testRedisClient()
 const keySpace = new KeySpace(uniquePrefix('rl-all'))
@@ -42,5 +43,50 @@ describe('limitAll: several policies, all or nothing', () => {
     const refused = await limitAll(checks)
     expect([refused.allowed, refused.blockedBy?.policy.name]).toEqual([false, 'strict'])
     expect((await perMinute.peek('u2')).remaining).toBe(9)
+  })
+
+  it('3 processes × 40 concurrent checks: no policy admits past its limit', async () => {
+    const racePrefix = `${keySpace.prefix}:race`
+    const workers = Array.from({ length: 3 }, () =>
+      spawnWorker(new URL('./workers/limit_all_fire.ts', import.meta.url), [
+        TEST_REDIS_URL,
+        racePrefix,
+        '3',
+        '40',
+        '30', // outer: consumed first
+        '10', // inner: the binding limit
+      ]),
+    )
+    const reports = (await Promise.all(
+      workers.map((w) => w.waitFor((m) => typeof m === 'object' && m !== null && 'admitted' in m)),
+    )) as { admitted: number }[]
+    await Promise.all(workers.map((w) => w.exited))
+    const admitted = reports.reduce((sum, r) => sum + r.admitted, 0)
+    const outer = createRateLimiter({
+      redis,
+      prefix: racePrefix,
+      name: 'outer',
+      algorithm: 'fixedWindow',
+      limit: 30,
+      windowMs: 60_000,
+    })
+    const inner = createRateLimiter({
+      redis,
+      prefix: racePrefix,
+      name: 'inner',
+      algorithm: 'fixedWindow',
+      limit: 10,
+      windowMs: 60_000,
+    })
+    const outerTaken = 30 - (await outer.peek('user')).remaining
+    const innerTaken = 10 - (await inner.peek('user')).remaining
+    expect(admitted).toBe(innerTaken)
+    expect(admitted).toBeLessThanOrEqual(10)
+    expect(outerTaken).toBeLessThanOrEqual(30)
+    // scarcest first: the racers for inner's last units are refused before they touch outer
+    expect(outerTaken).toBe(admitted)
+    console.log(
+      `limitAll race: admitted ${admitted}, outer units taken ${outerTaken} (${outerTaken - admitted} by refused racers)`,
+    )
   })
 })
