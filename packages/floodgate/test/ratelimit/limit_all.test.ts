@@ -85,8 +85,5 @@ describe('limitAll: several policies, all or nothing', () => {
     expect(outerTaken).toBeLessThanOrEqual(30)
     // scarcest first: the racers for inner's last units are refused before they touch outer
     expect(outerTaken).toBe(admitted)
-    console.log(
-      `limitAll race: admitted ${admitted}, outer units taken ${outerTaken} (${outerTaken - admitted} by refused racers)`,
-    )
   })
 })
