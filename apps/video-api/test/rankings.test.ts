@@ -187,6 +187,9 @@ describe('counts in video payloads', () => {
     expect(metrics).toMatch(/floodgate_counters_rebuilds_total\{outcome="rebuilt"\} [1-9]/)
     expect(metrics).toContain('floodgate_counters_serving 1')
     expect(metrics).toContain('floodgate_rankings_corrupt_scores_total 0')
+    // a monotonic total is a counter: Prometheus' rate() and the `_total` suffix assume it
+    expect(metrics).toContain('# TYPE floodgate_rankings_corrupt_scores_total counter')
+    expect(metrics).toContain('# TYPE floodgate_rankings_window_recomputes_total counter')
     // a viewer's read asks Redis at once; anonymous reads follow within COUNTS_MAX_AGE_MS (1 s)
     const fresh = (await app.inject({ url: `/videos/${v[1]}`, headers: fans[0]!.auth })).json()
     expect(fresh).toMatchObject({ likeCount: 3, liked: true })

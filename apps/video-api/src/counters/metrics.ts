@@ -30,20 +30,20 @@ export function registerCountersMetrics(
       this.set(counters().recovery.serving() ? 1 : 0)
     },
   })
-  new Gauge({
+  new Counter({
     name: 'floodgate_rankings_window_recomputes_total',
     help: 'Merged trending results (ZUNIONSTORE … WEIGHTS) this instance recomputed',
     registers: [registry],
     collect() {
-      this.set(counters().rankings.stats.recomputes)
+      setCounter(this, counters().rankings.stats.recomputes)
     },
   })
-  new Gauge({
+  new Counter({
     name: 'floodgate_rankings_corrupt_scores_total',
     help: 'Ranking members left out of answers because their stored score was not a finite number (a foreign write)',
     registers: [registry],
     collect() {
-      this.set(counters().rankings.stats.corruptScores)
+      setCounter(this, counters().rankings.stats.corruptScores)
     },
   })
   const layerEvents: Record<string, keyof LiveCountsStats> = {
@@ -97,4 +97,10 @@ export function registerCountersMetrics(
     staleRead: (reason) => stale.inc({ reason }),
     rebuild: (outcome) => rebuilds.inc({ outcome }),
   }
+}
+
+/** Counters read from a running total at scrape time (typed counter: the total only grows). */
+function setCounter(counter: Counter, total: number): void {
+  counter.reset()
+  counter.inc(total)
 }

@@ -1,6 +1,9 @@
+import { entryValue } from './cache_core.js'
 import { type BatchLoader, type GetManyContext, getMany } from './get_many.js'
 import { type InvalidationResult, invalidateKeys } from './invalidation.js'
 import type { L1Cache } from './l1/l1_cache.js'
+import { UNAVAILABLE } from './l2/l2_store.js'
+import { isNotFound } from './not_found.js'
 import type { CacheOptions, CallOptions } from './options.js'
 import { layerCallOptions } from './options.js'
 import { ReadThroughCache } from './read_path.js'
@@ -27,6 +30,38 @@ export class Cache<T = unknown> extends ReadThroughCache<T> {
   ): Promise<Map<string, T | undefined>> {
     const o = layerCallOptions(this.o.call, options)
     return getMany(this.internals(), keys, batchLoader, o)
+  }
+
+  /**
+   * Reads `key` without loading: L1, then L2 (kept in L1 on a hit). Fresh values only: a stale
+   * entry (past its TTL, even inside the stale-while-revalidate window), a negative entry, a miss
+   * and an unreachable Redis all give `undefined`. Not counted in the outcome events (those
+   * describe `getOrLoad` calls, so their hit ratio stays per load-capable call).
+   * @returns the value, or `undefined`.
+   */
+  async get(key: string): Promise<T | undefined> {
+    const now = Date.now()
+    const local = this.l1?.get(key, now)
+    if (local !== undefined) return isNotFound(local.value) ? undefined : local.value
+    const epoch = this.l1?.epoch ?? 0
+    const raw = await this.l2.read(key)
+    const entry = raw === UNAVAILABLE || raw === null ? undefined : await this.decode(key, raw)
+    if (entry === undefined || entry.expiresAtMs <= now) return undefined
+    this.remember(key, entry, layerCallOptions(this.o.call, undefined), epoch)
+    const value = entryValue(entry)
+    return isNotFound(value) ? undefined : value
+  }
+
+  /** Whether {@link get} finds a fresh value for `key` (same rules, no load). */
+  async has(key: string): Promise<boolean> {
+    return (await this.get(key)) !== undefined
+  }
+
+  /**
+   * Removes `keys` everywhere, as {@link invalidate} (the name peers use). Never throws on Redis errors.
+   */
+  delete(keys: string | readonly string[]): Promise<InvalidationResult> {
+    return this.invalidate(keys)
   }
 
   /**

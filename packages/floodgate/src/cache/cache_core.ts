@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { CircuitBreaker } from '../circuit_breaker/index.js'
-import { withinDeadline } from '../deadline/index.js'
+import { STARTUP_DEFAULTS, settleWithin, withinDeadline } from '../deadline/index.js'
+import { StoreUnavailableError } from '../errors/index.js'
 import { bindCacheMetrics } from '../metrics/index.js'
+import { inSpan } from '../observability/index.js'
 import { KeySpace } from '../redis/index.js'
 import { CacheBus } from './bus/cache_bus.js'
 import { WakeWaiters } from './bus/wake_waiters.js'
@@ -44,7 +46,7 @@ export class CacheCore<T> {
   protected readonly l2: L2Store
   protected readonly bus: CacheBus
   protected readonly waiters = new WakeWaiters()
-  protected readonly flights = new Singleflight<Loaded<T>>()
+  protected readonly flights = new Singleflight<Loaded<T>>((key) => this.count('load_joined', key))
   protected readonly refreshes = new Singleflight<void>()
   protected maxLockTtlMs: number
 
@@ -80,23 +82,37 @@ export class CacheCore<T> {
   }
 
   /**
-   * Resolves once the client is connected and the bus subscription is in place.
-   * Calls made before work too, but they find Redis unavailable (the offline queue is off).
+   * Resolves once the client is connected and the bus subscription is in place, within
+   * `STARTUP_DEFAULTS.waitMs` (2,000 ms); see {@link readyWithin}. Calls made before work too,
+   * but they find Redis unavailable (the offline queue is off).
+   * @throws {StoreUnavailableError} when Redis is not reachable in time.
    */
   get ready(): Promise<void> {
+    return this.readyWithin(STARTUP_DEFAULTS.waitMs)
+  }
+
+  /**
+   * Like {@link ready}, with its own bound `timeoutMs` (ms).
+   * @throws {StoreUnavailableError} when the client or the bus is not ready within `timeoutMs`.
+   */
+  readyWithin(timeoutMs: number): Promise<void> {
     const redis = this.o.redis
     const connected =
       redis.status === 'ready'
         ? Promise.resolve()
         : new Promise<void>((resolve) => redis.once('ready', () => resolve()))
-    return Promise.all([connected, this.bus.ready]).then(() => undefined)
+    return settleWithin(
+      Promise.all([connected, this.bus.ready]).then(() => undefined),
+      timeoutMs,
+      () => new StoreUnavailableError(`cache ${this.o.name}: Redis not ready within ${timeoutMs} ms`),
+    )
   }
 
-  /** Calls the loader, timing it for the `load` outcome. */
+  /** Calls the loader in a `floodgate.cache.load` span, timing it for the `load` outcome. */
   protected async runLoader(key: string, loader: Loader<T>): Promise<Loaded<T>> {
     const started = performance.now()
     try {
-      return await loader(key)
+      return await inSpan('floodgate.cache.load', { 'floodgate.cache': this.o.name }, async () => loader(key))
     } finally {
       this.count('load', key, undefined, performance.now() - started)
     }

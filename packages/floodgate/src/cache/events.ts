@@ -1,13 +1,20 @@
 import { EventEmitter } from 'node:events'
 import type { BreakerState } from '../circuit_breaker/index.js'
 
-/** Outcomes counted per call or per incident (also the `outcome` label of the metric). */
+/**
+ * Outcomes counted per call or per incident (also the `outcome` label of the metric). A
+ * `getOrLoad` call ends in one of `l1_hit`, `l2_hit`, `negative_hit`, `bloom_reject`,
+ * `stale_served`, `load` or `load_joined` (it shared another call's load in this process), so a
+ * hit ratio computed from those is per call; `lock_wait`, `wait_timeout`, `redis_error` and
+ * `corrupt` are incidents on the way.
+ */
 export const CACHE_OUTCOMES = [
   'l1_hit',
   'l2_hit',
   'negative_hit',
   'bloom_reject',
   'load',
+  'load_joined',
   'lock_wait',
   'wait_timeout',
   'stale_served',

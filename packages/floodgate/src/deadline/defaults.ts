@@ -8,3 +8,10 @@
  *   timeouts sent the flood to PostgreSQL); 2 s keeps those replies and still bounds a hung call.
  */
 export const DEADLINE_DEFAULTS = { timeoutMs: 50, maxWaitMs: 2_000 } as const
+
+/**
+ * Start-up bound (ms): how long a primitive used before its client's first connection waits for
+ * that connection (the offline queue is off, so a command sent earlier would fail at once). Counted
+ * from the first use of the client by any primitive; past it, calls go to Redis and its fallback.
+ */
+export const STARTUP_DEFAULTS = { waitMs: 2_000 } as const

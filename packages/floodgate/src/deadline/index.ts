@@ -1,4 +1,5 @@
-export { DEADLINE_DEFAULTS } from './defaults.js'
+export { DEADLINE_DEFAULTS, STARTUP_DEFAULTS } from './defaults.js'
 export { loopIdleMs } from './idle_clock.js'
 export { countsAgainstRedis, RedisTimeoutError } from './redis_timeout_error.js'
+export { settleWithin } from './settle_within.js'
 export { checkDeadline, type Deadline, withinDeadline } from './within_deadline.js'

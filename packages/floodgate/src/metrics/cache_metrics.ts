@@ -1,6 +1,7 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import { CACHE_OUTCOMES, type CacheEventEmitter, type CacheOutcome } from '../cache/events.js'
 import type { BreakerState } from '../circuit_breaker/index.js'
+import { promClient } from './prom_client.js'
 import { sharedMetric } from './shared_metric.js'
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
@@ -13,6 +14,7 @@ const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, o
  * Several caches may share one registry (the metrics are created once).
  */
 export function bindCacheMetrics(registry: Registry, cache: string, events: CacheEventEmitter): void {
+  const { Counter, Gauge, Histogram } = promClient()
   const counter = sharedMetric(registry, Counter, {
     name: 'floodgate_cache_events_total',
     help: 'Cache outcomes: hits per tier, negative hits, Bloom rejects, loads, lock waits, wait time-outs, stale served, Redis errors, corrupt entries',

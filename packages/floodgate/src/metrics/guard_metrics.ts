@@ -1,6 +1,7 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { Registry } from 'prom-client'
 import type { ConcurrencyGuard } from '../guard/index.js'
 import { SHED_REASONS } from '../guard/index.js'
+import { promClient } from './prom_client.js'
 import { sharedMetric } from './shared_metric.js'
 
 // Gauges read the guards at scrape time: one list per registry, keyed by the `guard` label.
@@ -16,6 +17,7 @@ const guardsByRegistry = new WeakMap<Registry, Map<string, ConcurrencyGuard>>()
  * Several guards may share one registry under different names (the metrics are created once).
  */
 export function bindGuardMetrics(registry: Registry, guard: ConcurrencyGuard): void {
+  const { Counter, Gauge, Histogram } = promClient()
   const name = guard.options.name
   let guards = guardsByRegistry.get(registry)
   if (!guards) {

@@ -21,6 +21,11 @@ export class BlockedCache {
     this.until.set(key, localNowMs + result.retryAfterMs)
   }
 
+  /** Forgets `key`'s block (after a reset of its quota). */
+  forget(key: string): void {
+    this.until.delete(key)
+  }
+
   /** A rejection from memory while `key` is still blocked, else undefined. */
   check(key: string, policy: RateLimitPolicy, localNowMs: number): RateLimitResult | undefined {
     const until = this.until.get(key)

@@ -1,12 +1,14 @@
+export { RateLimiterEventEmitter, type RateLimiterEvents } from './events.js'
 export type { RateLimitFallback } from './fallback.js'
 export { type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js'
+export { type LimitAllResult, limitAll, type PolicyCheck } from './limit_all.js'
 export {
   createMemoryRateLimiter,
   type MemoryRateLimiter,
   type MemoryRateLimiterOptions,
 } from './memory/memory_rate_limiter.js'
 export type { PolicyOptions } from './policy.js'
-export { createRateLimiter, type RateLimiterOptions } from './redis_rate_limiter.js'
+export { createRateLimiter, type RateLimiterOptions, type RedisRateLimiter } from './redis_rate_limiter.js'
 export { RATE_LIMIT_AREA, rateLimitKeys } from './redis_scripts.js'
 export {
   type LimitOptions,
@@ -14,7 +16,9 @@ export {
   RATE_LIMIT_ALGORITHMS,
   type RateLimitAlgorithm,
   type RateLimiter,
+  type RateLimitPeek,
   type RateLimitPolicy,
   type RateLimitResult,
   type RateLimitSource,
 } from './types.js'
+export { RateLimitWaitError, type WaitUntilAllowedOptions, waitUntilAllowed } from './wait_until_allowed.js'

@@ -1,12 +1,15 @@
-import { checkDeadline, DEADLINE_DEFAULTS, withinDeadline } from '../deadline/index.js'
+import { checkDeadline, DEADLINE_DEFAULTS, STARTUP_DEFAULTS, withinDeadline } from '../deadline/index.js'
 import { StoreUnavailableError } from '../errors/index.js'
+import { type FloodgateLogger, inSpan } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
+import { awaitFirstConnection } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
 import { BlockedCache } from './blocked_cache.js'
+import { RateLimiterEventEmitter } from './events.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
-import { prepareRateLimitScript } from './redis_scripts.js'
-import type { RateLimiter, RateLimitResult } from './types.js'
+import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
+import type { RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
 import { nonEmptyString, positiveInteger } from './validate.js'
 import { writeCoalescer } from './write_coalescing.js'
 
@@ -41,6 +44,34 @@ export interface RateLimiterOptions extends PolicyOptions {
   blockedCache?: boolean | { maxKeys: number }
   /** Called with each store error the fallback absorbed (for logs and metrics). */
   onStoreError?: (error: StoreUnavailableError) => void
+  /**
+   * Start-up bound (ms): a decision asked before the client's first connection waits for it this
+   * long, counted from the client's first use by any primitive, instead of meeting a disconnected
+   * client (offline queue off) and falling back at once. Past it, the fallback answers.
+   * @default 2_000 (`STARTUP_DEFAULTS.waitMs`)
+   */
+  startupWaitMs?: number
+  /** Warned (`warn`) on every fallback decision, with `key`, `source` and the error. */
+  logger?: FloodgateLogger
+}
+
+/** A rate limiter on Redis; `events` reports each decision and each fallback. */
+export interface RedisRateLimiter extends RateLimiter {
+  readonly events: RateLimiterEventEmitter
+  /**
+   * The quota left for `key` without consuming it (a read-only script per algorithm, nothing
+   * written). No fallback: a guess would be worse than an error.
+   * @throws {StoreUnavailableError} when Redis is unreachable or slower than the deadline.
+   * @throws {InvalidArgumentError} `key` empty.
+   */
+  peek(key: string): Promise<RateLimitPeek>
+  /**
+   * Gives `key` its full quota back (deletes its state in one UNLINK; the keys share a hash tag)
+   * and forgets its in-process block.
+   * @throws {StoreUnavailableError} when Redis is unreachable or slower than the deadline.
+   * @throws {InvalidArgumentError} `key` empty.
+   */
+  reset(key: string): Promise<void>
 }
 
 /**
@@ -54,9 +85,13 @@ export interface RateLimiterOptions extends PolicyOptions {
  * answers `allowed: false`). It throws InvalidArgumentError for a bad key or cost, and
  * ScriptContractError if a script breaks its contract (a bug, not an outage).
  *
- * @throws {InvalidArgumentError} naming the bad option (`limit`, `windowMs`, `burst`, `timeoutMs`, `fallback…`).
+ * A fallback answer is never silent: it emits `fallback` on `events`, calls `onStoreError`, warns
+ * `logger`, and counts in `floodgate_ratelimit_decisions_total` ({@link bindRateLimiterMetrics}).
+ *
+ * @throws {InvalidArgumentError} naming the bad option (`limit`, `windowMs`, `burst`, `timeoutMs`,
+ *   `startupWaitMs`, `fallback…`).
  */
-export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter {
   const policy = resolvePolicy(options)
   const keySpace = typeof options.prefix === 'string' ? new KeySpace(options.prefix) : options.prefix
   const timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? DEADLINE_DEFAULTS.timeoutMs)
@@ -72,21 +107,48 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       : new BlockedCache(
           blockedOption === true ? 10_000 : positiveInteger('blockedCache.maxKeys', blockedOption.maxKeys),
         )
-  const { redis, onStoreError } = options
+  const startupWaitMs = positiveInteger('startupWaitMs', options.startupWaitMs ?? STARTUP_DEFAULTS.waitMs)
+  const { redis, onStoreError, logger } = options
+  const events = new RateLimiterEventEmitter()
+  const spanName = 'floodgate.ratelimit.decide'
+  const spanAttributes = { 'floodgate.policy': policy.name, 'floodgate.algorithm': policy.algorithm }
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const decide = prepareRateLimitScript(keySpace, policy)
   const coalesce = writeCoalescer(redis)
 
+  const decided = (key: string, result: RateLimitResult): RateLimitResult => {
+    events.emit('decision', { key, source: result.source, allowed: result.allowed })
+    return result
+  }
   return {
     policy,
+    events,
+    async peek(key): Promise<RateLimitPeek> {
+      nonEmptyString('key', key)
+      await awaitFirstConnection(redis, startupWaitMs)
+      const read = await withinDeadline(peekRateLimit(redis, keySpace, policy, key), deadline, what)
+      return { limit: policy.limit, ...read, policy }
+    },
+    async reset(key): Promise<void> {
+      nonEmptyString('key', key)
+      blocked?.forget(key)
+      await awaitFirstConnection(redis, startupWaitMs)
+      const unlink = redis.unlink(...rateLimitKeys(keySpace, policy, key)).catch((error: unknown) => {
+        throw new StoreUnavailableError(`${what}: reset failed`, { cause: error })
+      })
+      await withinDeadline(unlink, deadline, what)
+    },
     async limit(key, callOptions): Promise<RateLimitResult> {
       nonEmptyString('key', key)
       const cost = callOptions?.cost === undefined ? 1 : positiveInteger('cost', callOptions.cost)
       const cached = blocked?.check(key, policy, Date.now())
-      if (cached) return cached
+      if (cached) return decided(key, cached)
       try {
+        await awaitFirstConnection(redis, startupWaitMs)
         coalesce()
-        const decision = await withinDeadline(decide(redis, key, cost), deadline, what)
+        const decision = await inSpan(spanName, spanAttributes, () =>
+          withinDeadline(decide(redis, key, cost), deadline, what),
+        )
         const result: RateLimitResult = {
           allowed: decision.allowed,
           limit: policy.limit,
@@ -98,11 +160,17 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
           source: 'redis',
         }
         blocked?.remember(key, cost, result, Date.now())
-        return result
+        return decided(key, result)
       } catch (error) {
         if (!(error instanceof StoreUnavailableError)) throw error
         onStoreError?.(error)
-        return fallback(key, cost)
+        const result = fallback(key, cost)
+        events.emit('fallback', { key, source: result.source, allowed: result.allowed, error })
+        logger?.warn(
+          { primitive: 'rateLimiter', policy: policy.name, key, source: result.source, err: error },
+          `rate limiter ${policy.name}: Redis unavailable, ${result.source} answered`,
+        )
+        return decided(key, result)
       }
     },
   }

@@ -10,6 +10,8 @@ export const RATE_LIMIT_AREA = 'rl'
 
 interface AlgorithmScript {
   script: LuaScript
+  /** The read-only twin: `[remaining, resetAtMs, nowMs]`, same keys, ARGV limit, windowMs[, burst]. */
+  peek: LuaScript
   /** Key suffixes, all under the limiter key's hash tag. */
   suffixes: readonly string[]
   /** Whether ARGV[4] (burst) is passed. */
@@ -19,17 +21,64 @@ interface AlgorithmScript {
 const lua = (file: string) => new LuaScript(new URL(`./lua/${file}`, import.meta.url))
 
 const scripts: Record<RateLimitAlgorithm, AlgorithmScript> = {
-  fixedWindow: { script: lua('fixed_window-1.lua'), suffixes: ['fw'], burst: false },
-  slidingLog: { script: lua('sliding_log-1.lua'), suffixes: ['log'], burst: false },
-  slidingWindow: { script: lua('sliding_window-2.lua'), suffixes: ['sw0', 'sw1'], burst: false },
-  tokenBucket: { script: lua('token_bucket-1.lua'), suffixes: ['tb'], burst: true },
-  gcra: { script: lua('gcra-1.lua'), suffixes: ['tat'], burst: true },
+  fixedWindow: {
+    script: lua('fixed_window-1.lua'),
+    peek: lua('peek_fixed_window-1.lua'),
+    suffixes: ['fw'],
+    burst: false,
+  },
+  slidingLog: {
+    script: lua('sliding_log-1.lua'),
+    peek: lua('peek_sliding_log-1.lua'),
+    suffixes: ['log'],
+    burst: false,
+  },
+  slidingWindow: {
+    script: lua('sliding_window-2.lua'),
+    peek: lua('peek_sliding_window-2.lua'),
+    suffixes: ['sw0', 'sw1'],
+    burst: false,
+  },
+  tokenBucket: {
+    script: lua('token_bucket-1.lua'),
+    peek: lua('peek_token_bucket-1.lua'),
+    suffixes: ['tb'],
+    burst: true,
+  },
+  gcra: { script: lua('gcra-1.lua'), peek: lua('peek_gcra-1.lua'), suffixes: ['tat'], burst: true },
 }
 
 /** The Redis keys one limiter key uses (exported for tests and for `MEMORY USAGE` measurements). */
 export function rateLimitKeys(keySpace: KeySpace, policy: RateLimitPolicy, key: string): string[] {
   const tagged = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
   return scripts[policy.algorithm].suffixes.map((suffix) => `${tagged}:${suffix}`)
+}
+
+/** What a read-only look at a limiter key finds; times in ms (Redis clock). */
+export interface PeekReply {
+  remaining: number
+  resetAtMs: number
+  nowMs: number
+}
+
+/**
+ * Reads `key`'s quota without consuming or writing (the algorithm's `peek_*.lua`).
+ * @throws {StoreUnavailableError} on a Redis or connection error.
+ * @throws {ScriptContractError} if the reply is not three integers.
+ */
+export async function peekRateLimit(
+  client: RedisClient,
+  keySpace: KeySpace,
+  policy: RateLimitPolicy,
+  key: string,
+): Promise<PeekReply> {
+  const { peek, burst } = scripts[policy.algorithm]
+  const args = burst ? [policy.limit, policy.windowMs, policy.burst] : [policy.limit, policy.windowMs]
+  const reply = await peek.run(client, rateLimitKeys(keySpace, policy, key), args)
+  if (!Array.isArray(reply) || reply.length !== 3 || !reply.every((n) => typeof n === 'number'))
+    throw new ScriptContractError(peek.name, reply)
+  const [remaining, resetAtMs, nowMs] = reply as number[]
+  return { remaining: remaining as number, resetAtMs: resetAtMs as number, nowMs: nowMs as number }
 }
 
 /** One decision against Redis for a limiter key; see {@link prepareRateLimitScript}. */

@@ -75,3 +75,16 @@ export interface RateLimiter {
    */
   limit(key: string, options?: LimitOptions): Promise<RateLimitResult>
 }
+
+/** What `peek()` reads: the quota left for a key, nothing consumed. Times in ms (Redis clock). */
+export interface RateLimitPeek {
+  /** Units per window of the policy. */
+  readonly limit: number
+  /** Whole units a request could take now (≥ 0). */
+  readonly remaining: number
+  /** When the quota is fully restored if no more requests come (ms epoch). */
+  readonly resetAtMs: number
+  /** Redis `TIME` at the read (ms epoch). */
+  readonly nowMs: number
+  readonly policy: RateLimitPolicy
+}

@@ -42,14 +42,36 @@ export function floodgateRedisOptions(options: FloodgateClientOptions = {}): Red
   }
 }
 
+/** Options of {@link createRedisClient}. */
+export interface CreateRedisClientOptions extends FloodgateClientOptions {
+  /** Extra ioredis options, applied over {@link floodgateRedisOptions}. */
+  redis?: RedisOptions
+  /** Extra ioredis cluster options (cluster targets only). */
+  cluster?: ClusterOptions
+  /**
+   * Receives the client's `error` events (refused connects, resets). A listener is always
+   * attached, so Node never prints "Unhandled error event"; by default errors are dropped here
+   * because each call that meets them already fails with `StoreUnavailableError` or falls back.
+   * @default ignore
+   */
+  onError?: (error: Error) => void
+}
+
 /**
  * Creates a single-node client from a `redis://` URL, or a cluster client
- * from a list of `host:port` seeds, with {@link floodgateRedisOptions}.
+ * from a list of `host:port` seeds, with {@link floodgateRedisOptions}, with an
+ * `error` listener attached (see {@link CreateRedisClientOptions.onError}).
  */
 export function createRedisClient(
   target: string | readonly string[],
-  options: FloodgateClientOptions & { redis?: RedisOptions; cluster?: ClusterOptions } = {},
+  options: CreateRedisClientOptions = {},
 ): RedisClient {
+  const client = newClient(target, options)
+  client.on('error', options.onError ?? (() => {}))
+  return client
+}
+
+function newClient(target: string | readonly string[], options: CreateRedisClientOptions): RedisClient {
   const base = floodgateRedisOptions(options)
   if (typeof target === 'string') return new Redis(target, { ...base, ...options.redis })
   const nodes = target.map((seed) => {

@@ -1,4 +1,10 @@
-export { createRedisClient, type FloodgateClientOptions, floodgateRedisOptions } from './create_client.js'
+export {
+  type CreateRedisClientOptions,
+  createRedisClient,
+  type FloodgateClientOptions,
+  floodgateRedisOptions,
+} from './create_client.js'
 export { KeySpace } from './key_space.js'
 export { LuaScript } from './lua_script.js'
+export { awaitFirstConnection } from './startup_gate.js'
 export type { RedisClient } from './types.js'

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { promClient } from '../metrics/prom_client.js'
 import type { LagSnapshot } from './types.js'
 
 /** Prometheus metrics of one consumer group (label `group`), registered once per registry and name prefix. */
@@ -18,6 +19,7 @@ export class ConsumerMetrics {
     prefix: string,
     private readonly group: string,
   ) {
+    const { Counter, Gauge, Histogram } = promClient()
     const labelNames = ['group'] as const
     const get = <T>(name: string, make: () => T): T =>
       (registry.getSingleMetric(`${prefix}${name}`) as T | undefined) ?? make()

@@ -169,6 +169,9 @@ describe('on Redis Cluster, through the public APIs', () => {
           [true, 'redis'],
           [false, 'redis'],
         ])
+        expect((await limiter.peek(key)).remaining).toBe(0)
+        await limiter.reset(key)
+        expect((await limiter.peek(key)).remaining).toBe(2)
       }
     }
   })

@@ -19,22 +19,22 @@ afterAll(async () => {
 describe('acquire-2.lua', () => {
   it('sets the token with a TTL and returns 1, 2, 3… from the fence', async () => {
     const k = keys()
-    expect(await acquireScript.run(redis, [k.lock, k.fence], ['t1', 1000])).toBe(1)
+    expect(await acquireScript.run(redis, [k.lock, k.fence], ['t1', 1000, 0])).toBe(1)
     expect(await redis.get(k.lock)).toBe('t1')
     const pttl = await redis.pttl(k.lock)
     expect(pttl).toBeGreaterThan(0)
     expect(pttl).toBeLessThanOrEqual(1000)
     await redis.del(k.lock)
-    expect(await acquireScript.run(redis, [k.lock, k.fence], ['t2', 1000])).toBe(2)
+    expect(await acquireScript.run(redis, [k.lock, k.fence], ['t2', 1000, 0])).toBe(2)
     await redis.del(k.lock)
-    expect(await acquireScript.run(redis, [k.lock, k.fence], ['t3', 1000])).toBe(3)
+    expect(await acquireScript.run(redis, [k.lock, k.fence], ['t3', 1000, 0])).toBe(3)
     expect(await redis.pttl(k.fence)).toBe(-1)
   })
 
   it('returns nil and leaves lock and fence alone when held', async () => {
     const k = keys()
-    expect(await acquireScript.run(redis, [k.lock, k.fence], ['a', 5000])).toBe(1)
-    expect(await acquireScript.run(redis, [k.lock, k.fence], ['b', 5000])).toBeNull()
+    expect(await acquireScript.run(redis, [k.lock, k.fence], ['a', 5000, 0])).toBe(1)
+    expect(await acquireScript.run(redis, [k.lock, k.fence], ['b', 5000, 0])).toBeNull()
     expect(await redis.get(k.lock)).toBe('a')
     expect(await redis.get(k.fence)).toBe('1')
   })

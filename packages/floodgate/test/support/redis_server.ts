@@ -40,6 +40,13 @@ export class PrivateRedis {
     return server
   }
 
+  /** A server on a given free `port` (e.g. one a client already points at, for a late start). */
+  static async startOn(port: number): Promise<PrivateRedis> {
+    const server = new PrivateRedis(port)
+    await server.start()
+    return server
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`
   }

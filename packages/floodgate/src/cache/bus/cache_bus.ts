@@ -1,5 +1,5 @@
-import { Cluster, type Redis } from 'ioredis'
 import type { RedisClient } from '../../redis/index.js'
+import { type BusSubscription, pubSubBusOf } from '../../redis/pubsub_bus.js'
 
 /** Message on the invalidation channel: which keys to drop from L1, and who sent it. */
 export interface InvalidationMessage {
@@ -18,62 +18,36 @@ export interface CacheBusHandlers {
 }
 
 /**
- * The one pub/sub subscriber connection of a cache (a `duplicate()` of its
- * client), listening on the wake-up and the invalidation channels.
- * ioredis re-subscribes by itself after a reconnect; every `ready` after the
- * first is reported through `onReconnected`, because anything published while
- * the connection was down is lost.
+ * A cache's hold on its client's shared pub/sub connection ({@link pubSubBusOf}: one per client,
+ * however many caches), listening on the wake-up and the invalidation channels.
  */
 export class CacheBus {
-  private readonly subscriber: Redis | Cluster
-  private connectedOnce = false
-  private closed = false
+  private readonly subscription: BusSubscription
 
-  constructor(
-    redis: RedisClient,
-    private readonly wakeChannel: string,
-    private readonly busChannel: string,
-    handlers: CacheBusHandlers,
-  ) {
-    // The subscriber needs an offline queue (its SUBSCRIBE may be sent before it connects)
-    // and no command timeout (a subscribed connection has no replies to time).
-    this.subscriber =
-      redis instanceof Cluster
-        ? redis.duplicate(undefined, {
-            enableOfflineQueue: true,
-            redisOptions: { commandTimeout: undefined },
-          })
-        : redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, lazyConnect: false })
-    this.subscriber.on('error', () => {})
-    this.subscriber.on('ready', () => {
-      if (this.connectedOnce) handlers.onReconnected()
-      this.connectedOnce = true
-    })
-    this.subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
-      const name = channel.toString()
-      if (name === this.wakeChannel) handlers.onFilled(message.toString('utf8'))
-      else if (name === this.busChannel) {
-        try {
-          const parsed = JSON.parse(message.toString('utf8')) as InvalidationMessage
-          if (Array.isArray(parsed.keys)) handlers.onInvalidated(parsed)
-        } catch {
-          // not ours; ignore
+  constructor(redis: RedisClient, wakeChannel: string, busChannel: string, handlers: CacheBusHandlers) {
+    this.subscription = pubSubBusOf(redis).subscribe(
+      [wakeChannel, busChannel],
+      (channel, message) => {
+        if (channel === wakeChannel) handlers.onFilled(message.toString('utf8'))
+        else if (channel === busChannel) {
+          try {
+            const parsed = JSON.parse(message.toString('utf8')) as InvalidationMessage
+            if (Array.isArray(parsed.keys)) handlers.onInvalidated(parsed)
+          } catch {
+            // not ours; ignore
+          }
         }
-      }
-    })
-    this.ready = this.subscriber.subscribe(this.wakeChannel, this.busChannel).then(
-      () => undefined,
-      () => undefined,
+      },
+      () => handlers.onReconnected(),
     )
+    this.ready = this.subscription.ready
   }
 
   /** Resolves once the first SUBSCRIBE was answered (or failed). */
   readonly ready: Promise<void>
 
-  /** Closes the subscriber connection. */
+  /** Leaves the shared connection (closed with its last subscriber). */
   close(): void {
-    if (this.closed) return
-    this.closed = true
-    this.subscriber.disconnect()
+    this.subscription.close()
   }
 }

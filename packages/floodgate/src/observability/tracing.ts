@@ -1,0 +1,42 @@
+import { createRequire } from 'node:module'
+import type * as OtelApi from '@opentelemetry/api'
+
+/** Span attribute values floodgate sets (OpenTelemetry primitive attribute values). */
+export type SpanAttributes = Record<string, string | number | boolean>
+
+let api: typeof OtelApi | null | undefined
+let tracer: OtelApi.Tracer | undefined
+
+/** `@opentelemetry/api` when installed (an optional peer dependency), else null; looked up once. */
+function otel(): typeof OtelApi | null {
+  if (api === undefined) {
+    try {
+      api = createRequire(import.meta.url)('@opentelemetry/api') as typeof OtelApi
+    } catch {
+      api = null
+    }
+  }
+  return api
+}
+
+/**
+ * Runs `fn` inside an OpenTelemetry span `name` (tracer `floodgate`), the span active in its
+ * context so the app's own spans nest under it; an error is recorded on the span and rethrown.
+ * Without `@opentelemetry/api` it only runs `fn`; without a registered tracer provider the API's
+ * no-op tracer makes the span free of exporting cost.
+ */
+export async function inSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>): Promise<T> {
+  const otelApi = otel()
+  if (otelApi === null) return fn()
+  tracer ??= otelApi.trace.getTracer('floodgate')
+  const span = tracer.startSpan(name, { attributes })
+  try {
+    return await otelApi.context.with(otelApi.trace.setSpan(otelApi.context.active(), span), fn)
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error))
+    span.setStatus({ code: otelApi.SpanStatusCode.ERROR })
+    throw error
+  } finally {
+    span.end()
+  }
+}
