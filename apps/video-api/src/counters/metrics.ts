@@ -55,14 +55,15 @@ export function registerCountersMetrics(
     fallback_id: 'fallbackIds',
     stale_serve: 'staleServes',
   }
-  new Gauge({
+  new Counter({
     name: 'floodgate_counts_layer_events_total',
     help: 'What the in-process live-counts layer did, by event: ids answered in process (local_hit), batched Redis reads and their ids, failed Redis reads, fallback (PostgreSQL) calls and their ids, ids served stale',
     labelNames: ['event'] as const,
     registers: [registry],
     collect() {
       const stats = counters().live.stats
-      for (const [event, field] of Object.entries(layerEvents)) this.set({ event }, stats[field])
+      this.reset()
+      for (const [event, field] of Object.entries(layerEvents)) this.inc({ event }, stats[field])
     },
   })
   new Gauge({
