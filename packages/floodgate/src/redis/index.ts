@@ -1,4 +1,4 @@
 export { createRedisClient, type FloodgateClientOptions, floodgateRedisOptions } from './create_client.js'
 export { KeySpace } from './key_space.js'
-export { LuaScript } from './lua_script.js'
+export { type EmbeddedLua, LuaScript } from './lua_script.js'
 export type { RedisClient } from './types.js'

@@ -5,6 +5,16 @@ import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
 import type { RedisClient } from './types.js'
 
 /**
+ * A script's file name and text, written in place of its `new URL(…, import.meta.url)` by the
+ * package build (`scripts/embed-lua.mjs`), so the built and bundled code reads no file.
+ */
+export interface EmbeddedLua {
+  /** File name, e.g. `acquire-2.lua`. */
+  file: string
+  source: string
+}
+
+/**
  * One Lua script, read from its own `.lua` file, run with EVALSHA.
  *
  * NOSCRIPT (the server lost its script cache: a restart, a failover, `SCRIPT
@@ -28,17 +38,19 @@ export class LuaScript {
   private reloading: Promise<void> = Promise.resolve()
 
   /**
-   * @param url location of the `.lua` file, e.g. `new URL('./acquire-1.lua', import.meta.url)`.
+   * @param lua location of the `.lua` file: a `new URL` of a string literal such as
+   *   `'./acquire-2.lua'` and `import.meta.url` (from TypeScript source the file is read; the
+   *   build replaces that expression with the file's {@link EmbeddedLua} text).
    *   The file name must end in `-<numberOfKeys>.lua` (BullMQ's convention).
    * @throws {Error} if the file is missing or its name does not carry the key count.
    */
-  constructor(url: URL) {
-    const file = url.pathname.split('/').pop() ?? ''
+  constructor(lua: URL | EmbeddedLua) {
+    const file = lua instanceof URL ? (lua.pathname.split('/').pop() ?? '') : lua.file
     const match = /^(.+)-(\d+)\.lua$/.exec(file)
     if (!match) throw new Error(`Lua file name must look like name-<numKeys>.lua: ${file}`)
     this.name = match[1]!
     this.numberOfKeys = Number(match[2])
-    this.source = readFileSync(url, 'utf8')
+    this.source = lua instanceof URL ? readFileSync(lua, 'utf8') : lua.source
     this.sha1 = createHash('sha1').update(this.source).digest('hex')
   }
 
