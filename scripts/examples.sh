@@ -11,8 +11,12 @@ trap 'rm -rf "$work"' EXIT
 
 (cd "$repo/packages/floodgate" && npm pack --silent --pack-destination "$work" >/dev/null)
 tarball="$(ls "$work"/floodgate-*.tgz)"
-echo "packed $(basename "$tarball"): $(tar -tzf "$tarball" | grep -c '') files," \
-  "$(tar -tzf "$tarball" | grep -cE 'package/(README.md|LICENSE)$') of README.md + LICENSE"
+listing="$(tar -tzf "$tarball")"
+echo "packed $(basename "$tarball"): $(wc -l <<<"$listing") files"
+for file in README.md LICENSE package.json dist/index.js dist/index.d.ts; do
+  grep -qx "package/$file" <<<"$listing" || { echo "the tarball lacks $file" >&2; exit 1; }
+done
+if grep -qE '\.lua$' <<<"$listing"; then echo "the tarball ships .lua files: not embedded?" >&2; exit 1; fi
 
 for version in "${versions[@]}"; do
   app="$work/app-ioredis-$version"
