@@ -8,7 +8,6 @@ import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { prepareRateLimitScript } from './redis_scripts.js'
 import type { RateLimiter, RateLimitResult } from './types.js'
 import { nonEmptyString, positiveInteger } from './validate.js'
-import { writeCoalescer } from './write_coalescing.js'
 
 /** Options of {@link createRateLimiter}. Units: ms for every duration. */
 export interface RateLimiterOptions extends PolicyOptions {
@@ -75,7 +74,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const { redis, onStoreError } = options
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const decide = prepareRateLimitScript(keySpace, policy)
-  const coalesce = writeCoalescer(redis)
 
   return {
     policy,
@@ -85,7 +83,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       const cached = blocked?.check(key, policy, Date.now())
       if (cached) return cached
       try {
-        coalesce()
         const decision = await withinDeadline(decide(redis, key, cost), deadline, what)
         const result: RateLimitResult = {
           allowed: decision.allowed,

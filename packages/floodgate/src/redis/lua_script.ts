@@ -136,19 +136,20 @@ export class LuaScript {
    * Sends EVALSHA with a prebuilt argument list `[sha1, numberOfKeys, ...keys, ...args]`
    * (the caller guarantees the shape; rate limiters keep one per call site), falling back to
    * one EVAL of the source on NOSCRIPT. Resolves like {@link run}.
+   * On a single-node client made with ioredis' `enableAutoPipelining`, the command goes through
+   * the client's generated method, so commands of one event-loop tick share one write.
    * @throws {StoreUnavailableError} on any Redis or connection error, with the original as `cause`.
    */
   send(client: RedisClient, argv: (string | number | Buffer)[]): Promise<unknown> {
-    const sender = client as CommandSender
     const generation = this.generation
-    return sender.sendCommand(command('evalsha', argv, client)).then(undefined, (error: unknown) => {
+    return sendScript(client, 'evalsha', argv).then(undefined, (error: unknown) => {
       if (!isNoScript(error)) throw toStoreError(this.name, error)
       const evalArgv = argv.slice()
       evalArgv[0] = this.source
       return this.recover(
         generation,
-        () => sender.sendCommand(command('evalsha', argv, client)),
-        () => sender.sendCommand(command('eval', evalArgv, client)),
+        () => sendScript(client, 'evalsha', argv),
+        () => sendScript(client, 'eval', evalArgv),
       ).then(undefined, (retryError: unknown) => {
         throw toStoreError(this.name, retryError)
       })
@@ -180,6 +181,24 @@ export class LuaScript {
 /** What `Redis` and `Cluster` have in common for sending a prebuilt command. */
 interface CommandSender {
   sendCommand(command: Command): Promise<unknown>
+}
+
+/** What a client's generated `evalsha` and `eval` methods take. */
+type ScriptMethods = Record<'evalsha' | 'eval', (...argv: (string | number | Buffer)[]) => Promise<unknown>>
+
+/**
+ * Auto-pipelining applies only to the generated methods, so an auto-pipelined client gets them.
+ * Cluster clients keep the prebuilt command: their per-node auto-pipelines are not tested here.
+ */
+function sendScript(
+  client: RedisClient,
+  name: 'evalsha' | 'eval',
+  argv: (string | number | Buffer)[],
+): Promise<unknown> {
+  if (client.options.enableAutoPipelining === true && !(client instanceof Cluster)) {
+    return (client as unknown as ScriptMethods)[name](...argv)
+  }
+  return (client as CommandSender).sendCommand(command(name, argv, client))
 }
 
 /** The Command the client's generated method would build: utf8 replies, the client's key prefix. */
