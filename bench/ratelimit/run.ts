@@ -50,10 +50,17 @@ const ALGORITHMS: RateLimitAlgorithm[] = ['fixedWindow', 'slidingLog', 'slidingW
 const prefix = `bench:rl:${process.pid}`
 const keySpace = new KeySpace(prefix)
 const redis = createRedisClient(url, { commandTimeoutMs: 5000 })
+// floodgate on a client with ioredis' auto-pipelining (decisions of one tick share a write).
+const redisAutoPipelined = createRedisClient(url, {
+  commandTimeoutMs: 5000,
+  redis: { enableAutoPipelining: true },
+})
 const peerRedis = new IORedis5(url, { enableOfflineQueue: true })
 // The peer with ioredis' own write batching (commands of one tick in one pipeline), for fairness.
 const peerRedisPipelined = new IORedis5(url, { enableOfflineQueue: true, enableAutoPipelining: true })
 await new Promise((resolve) => redis.once('ready', resolve))
+if (redisAutoPipelined.status !== 'ready')
+  await new Promise((resolve) => redisAutoPipelined.once('ready', resolve))
 const keyOf = (i: number) => `user-${(i * 7919) % keyCount}`
 
 async function cleanup(): Promise<void> {
@@ -76,9 +83,14 @@ const rlfConsume = (limiter: PeerLimiter, key: string) =>
   limiter.consume(key).catch((rejection: unknown) => {
     if (rejection instanceof Error) throw rejection // a store error; a RateLimiterRes is a rejection
   })
-const floodgateScenario = (label: string, lib: typeof floodgate, algorithm: RateLimitAlgorithm) => {
+const floodgateScenario = (
+  label: string,
+  lib: typeof floodgate,
+  algorithm: RateLimitAlgorithm,
+  client: floodgate.RedisClient = redis,
+) => {
   const limiter = lib.createRateLimiter({
-    redis,
+    redis: client,
     prefix: new lib.KeySpace(prefix),
     algorithm,
     limit: LIMIT,
@@ -101,6 +113,9 @@ const allScenarios = [
     rlfConsume(rlfPipelined, keyOf(i)),
   ),
   ...ALGORITHMS.map((algorithm) => floodgateScenario('floodgate', floodgate, algorithm)),
+  ...ALGORITHMS.map((algorithm) =>
+    floodgateScenario('floodgate autopipelining', floodgate, algorithm, redisAutoPipelined),
+  ),
   ...(baseline
     ? ALGORITHMS.map((algorithm) => floodgateScenario('floodgate@baseline', baseline, algorithm))
     : []),
@@ -173,5 +188,6 @@ writeFileSync(
   `${JSON.stringify({ at: new Date().toISOString(), baseline: baselinePath ?? null, url, durationMs, rounds, concurrency, keyCount, limit: LIMIT, windowMs: WINDOW_MS, results, memory }, null, 2)}\n`,
 )
 redis.disconnect()
+redisAutoPipelined.disconnect()
 await peerRedis.quit()
 await peerRedisPipelined.quit()

@@ -6,7 +6,7 @@ import type { Config } from '../config/load.js'
 export type DbGuardSettings = Partial<Omit<GuardOptions, 'name' | 'retryAfterMs'>>
 
 /**
- * The instance's guard in front of the read path's PostgreSQL work (SPEC §9), named `db`
+ * The instance's guard in front of the read path's PostgreSQL work, named `db`
  * (the `guard` label on /metrics). `maxConcurrent` defaults to DB_POOL_MAX's default.
  * @throws {InvalidArgumentError} on a setting out of range.
  */

@@ -54,7 +54,7 @@ const REDIS_MAX_BITS = 2 ** 32
 const MAX_GENERATION_CHANGES = 3
 
 /**
- * A Bloom filter on Redis bitmaps (SPEC §2): `m` bits over `shards` keys, `k`
+ * A Bloom filter on Redis bitmaps: `m` bits over `shards` keys, `k`
  * bit positions per item by double hashing (see {@link BitPositions}); every
  * item lives in one shard, so a batch costs one script call per shard touched,
  * all sent together (one round trip, plus the generation-pointer read in the

@@ -83,7 +83,7 @@ export interface CountsReaderOptions {
 }
 
 /**
- * The counts read path (SPEC §4 "Reading counts"): for a page of videos, in ONE
+ * The counts read path (README.md beside this file, "Reading counts"): for a page of videos, in ONE
  * pipelined round trip, `GET <prefix>:epoch` plus per video `SCARD likes`,
  * `SCARD favorites`, `GET plays` and, with a viewer, `SISMEMBER` on both sets.
  * Redis answers are served only while the epoch marker is present (Redis has

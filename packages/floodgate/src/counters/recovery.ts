@@ -55,8 +55,8 @@ export type RebuildOutcome =
   | { rebuilt: false; reason: 'locked' | 'aborted'; error?: unknown }
 
 /**
- * Detects that Redis lost its data and rebuilds it from PostgreSQL (SPEC §4
- * "Redis lost its data").
+ * Detects that Redis lost its data and rebuilds it from PostgreSQL (README.md beside this
+ * file, "Detecting a loss" and "Rebuild").
  *
  * The marker `<prefix>:epoch` holds a random id, set when a rebuild completes.
  * Redis restarted without persistence, failed over to a replica that never got

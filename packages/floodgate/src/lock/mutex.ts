@@ -44,8 +44,8 @@ const defaults = { ttlMs: 5000, watchdog: false, retryBaseMs: 5, retryMaxMs: 100
 const DEFAULT_WAIT_MS = 2000
 
 /**
- * A distributed mutex on one Redis key, with fencing tokens. Events: `events`;
- * metrics: {@link bindMutexMetrics}.
+ * A distributed mutex on one Redis key, with fencing tokens (see README.md beside this file).
+ * Events: `events`; metrics: {@link bindMutexMetrics}.
  *
  * - Acquire: `SET key token NX PX ttl` and `INCR fence` in one Lua step
  *   (`acquire-2.lua`); the token is 128 random bits.

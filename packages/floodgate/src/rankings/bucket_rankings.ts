@@ -45,7 +45,7 @@ export interface RankingsOptions {
 }
 
 /**
- * Hot rankings on Redis (SPEC §5), bucket design:
+ * Hot rankings on Redis (README.md beside this file), bucket design:
  * - all-time: per-partition ZSETs of counts trimmed to top K by the write path; a query
  *   reads every partition's top in one pipeline and merges client-side;
  * - trending: per-minute bucket ZSETs (TTL 24 h + margin) merged per partition

@@ -11,7 +11,6 @@ import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
 import type { RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
 import { nonEmptyString, positiveInteger } from './validate.js'
-import { writeCoalescer } from './write_coalescing.js'
 
 /** Options of {@link createRateLimiter}. Units: ms for every duration. */
 export interface RateLimiterOptions extends PolicyOptions {
@@ -114,7 +113,6 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
   const spanAttributes = { 'floodgate.policy': policy.name, 'floodgate.algorithm': policy.algorithm }
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const decide = prepareRateLimitScript(keySpace, policy)
-  const coalesce = writeCoalescer(redis)
 
   const decided = (key: string, result: RateLimitResult): RateLimitResult => {
     events.emit('decision', { key, source: result.source, allowed: result.allowed })
@@ -145,7 +143,6 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
       if (cached) return decided(key, cached)
       try {
         await awaitFirstConnection(redis, startupWaitMs)
-        coalesce()
         const decision = await inSpan(spanName, spanAttributes, () =>
           withinDeadline(decide(redis, key, cost), deadline, what),
         )

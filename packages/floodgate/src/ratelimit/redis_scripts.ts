@@ -18,34 +18,38 @@ interface AlgorithmScript {
   burst: boolean
 }
 
-const lua = (file: string) => new LuaScript(new URL(`./lua/${file}`, import.meta.url))
-
+// One literal URL per script: the build embeds each `.lua` file where its URL is written.
 const scripts: Record<RateLimitAlgorithm, AlgorithmScript> = {
   fixedWindow: {
-    script: lua('fixed_window-1.lua'),
-    peek: lua('peek_fixed_window-1.lua'),
+    script: new LuaScript(new URL('./lua/fixed_window-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek_fixed_window-1.lua', import.meta.url)),
     suffixes: ['fw'],
     burst: false,
   },
   slidingLog: {
-    script: lua('sliding_log-1.lua'),
-    peek: lua('peek_sliding_log-1.lua'),
+    script: new LuaScript(new URL('./lua/sliding_log-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek_sliding_log-1.lua', import.meta.url)),
     suffixes: ['log'],
     burst: false,
   },
   slidingWindow: {
-    script: lua('sliding_window-2.lua'),
-    peek: lua('peek_sliding_window-2.lua'),
+    script: new LuaScript(new URL('./lua/sliding_window-2.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek_sliding_window-2.lua', import.meta.url)),
     suffixes: ['sw0', 'sw1'],
     burst: false,
   },
   tokenBucket: {
-    script: lua('token_bucket-1.lua'),
-    peek: lua('peek_token_bucket-1.lua'),
+    script: new LuaScript(new URL('./lua/token_bucket-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek_token_bucket-1.lua', import.meta.url)),
     suffixes: ['tb'],
     burst: true,
   },
-  gcra: { script: lua('gcra-1.lua'), peek: lua('peek_gcra-1.lua'), suffixes: ['tat'], burst: true },
+  gcra: {
+    script: new LuaScript(new URL('./lua/gcra-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek_gcra-1.lua', import.meta.url)),
+    suffixes: ['tat'],
+    burst: true,
+  },
 }
 
 /** The Redis keys one limiter key uses (exported for tests and for `MEMORY USAGE` measurements). */

@@ -5,6 +5,6 @@ export {
   floodgateRedisOptions,
 } from './create_client.js'
 export { KeySpace } from './key_space.js'
-export { LuaScript } from './lua_script.js'
+export { type EmbeddedLua, LuaScript } from './lua_script.js'
 export { awaitFirstConnection } from './startup_gate.js'
 export type { RedisClient } from './types.js'

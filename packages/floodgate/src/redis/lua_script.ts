@@ -5,6 +5,16 @@ import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
 import type { RedisClient } from './types.js'
 
 /**
+ * A script's file name and text, written in place of its `new URL(…, import.meta.url)` by the
+ * package build (`scripts/embed-lua.mjs`), so the built and bundled code reads no file.
+ */
+export interface EmbeddedLua {
+  /** File name, e.g. `acquire-2.lua`. */
+  file: string
+  source: string
+}
+
+/**
  * One Lua script, read from its own `.lua` file, run with EVALSHA.
  *
  * NOSCRIPT (the server lost its script cache: a restart, a failover, `SCRIPT
@@ -28,17 +38,19 @@ export class LuaScript {
   private reloading: Promise<void> = Promise.resolve()
 
   /**
-   * @param url location of the `.lua` file, e.g. `new URL('./acquire-1.lua', import.meta.url)`.
+   * @param lua location of the `.lua` file: a `new URL` of a string literal such as
+   *   `'./acquire-2.lua'` and `import.meta.url` (from TypeScript source the file is read; the
+   *   build replaces that expression with the file's {@link EmbeddedLua} text).
    *   The file name must end in `-<numberOfKeys>.lua` (BullMQ's convention).
    * @throws {Error} if the file is missing or its name does not carry the key count.
    */
-  constructor(url: URL) {
-    const file = url.pathname.split('/').pop() ?? ''
+  constructor(lua: URL | EmbeddedLua) {
+    const file = lua instanceof URL ? (lua.pathname.split('/').pop() ?? '') : lua.file
     const match = /^(.+)-(\d+)\.lua$/.exec(file)
     if (!match) throw new Error(`Lua file name must look like name-<numKeys>.lua: ${file}`)
     this.name = match[1]!
     this.numberOfKeys = Number(match[2])
-    this.source = readFileSync(url, 'utf8')
+    this.source = lua instanceof URL ? readFileSync(lua, 'utf8') : lua.source
     this.sha1 = createHash('sha1').update(this.source).digest('hex')
   }
 
@@ -124,19 +136,20 @@ export class LuaScript {
    * Sends EVALSHA with a prebuilt argument list `[sha1, numberOfKeys, ...keys, ...args]`
    * (the caller guarantees the shape; rate limiters keep one per call site), falling back to
    * one EVAL of the source on NOSCRIPT. Resolves like {@link run}.
+   * On a single-node client made with ioredis' `enableAutoPipelining`, the command goes through
+   * the client's generated method, so commands of one event-loop tick share one write.
    * @throws {StoreUnavailableError} on any Redis or connection error, with the original as `cause`.
    */
   send(client: RedisClient, argv: (string | number | Buffer)[]): Promise<unknown> {
-    const sender = client as CommandSender
     const generation = this.generation
-    return sender.sendCommand(command('evalsha', argv, client)).then(undefined, (error: unknown) => {
+    return sendScript(client, 'evalsha', argv).then(undefined, (error: unknown) => {
       if (!isNoScript(error)) throw toStoreError(this.name, error)
       const evalArgv = argv.slice()
       evalArgv[0] = this.source
       return this.recover(
         generation,
-        () => sender.sendCommand(command('evalsha', argv, client)),
-        () => sender.sendCommand(command('eval', evalArgv, client)),
+        () => sendScript(client, 'evalsha', argv),
+        () => sendScript(client, 'eval', evalArgv),
       ).then(undefined, (retryError: unknown) => {
         throw toStoreError(this.name, retryError)
       })
@@ -168,6 +181,24 @@ export class LuaScript {
 /** What `Redis` and `Cluster` have in common for sending a prebuilt command. */
 interface CommandSender {
   sendCommand(command: Command): Promise<unknown>
+}
+
+/** What a client's generated `evalsha` and `eval` methods take. */
+type ScriptMethods = Record<'evalsha' | 'eval', (...argv: (string | number | Buffer)[]) => Promise<unknown>>
+
+/**
+ * Auto-pipelining applies only to the generated methods, so an auto-pipelined client gets them.
+ * Cluster clients keep the prebuilt command: their per-node auto-pipelines are not tested here.
+ */
+function sendScript(
+  client: RedisClient,
+  name: 'evalsha' | 'eval',
+  argv: (string | number | Buffer)[],
+): Promise<unknown> {
+  if (client.options.enableAutoPipelining === true && !(client instanceof Cluster)) {
+    return (client as unknown as ScriptMethods)[name](...argv)
+  }
+  return (client as CommandSender).sendCommand(command(name, argv, client))
 }
 
 /** The Command the client's generated method would build: utf8 replies, the client's key prefix. */

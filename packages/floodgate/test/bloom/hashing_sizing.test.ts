@@ -25,7 +25,7 @@ describe('MurmurHash3_x86_128', () => {
 describe('sizing', () => {
   it('m = −n ln p / (ln 2)², k = (m/n) ln 2', () => {
     expect(bloomSize(20_000, 0.01)).toEqual({ bits: 191_702, hashes: 7 })
-    // SPEC defaults: about 10 million bits and 7 hashes for 1 million keys at 1 %
+    // the documented defaults: about 10 million bits and 7 hashes for 1 million keys at 1 %
     expect(bloomSize(1_000_000, 0.01)).toEqual({ bits: 9_585_059, hashes: 7 })
     expect(bloomSize(1000, 0.001).hashes).toBe(10)
   })
