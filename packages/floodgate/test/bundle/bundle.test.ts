@@ -33,7 +33,7 @@ describe('an esbuild bundle of an example', () => {
       logLevel: 'silent',
       // ioredis is CommonJS: give its require() calls of Node built-ins a require in ESM
       banner: {
-        js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+        js: "import { createRequire as bannerCreateRequire } from 'node:module'; const require = bannerCreateRequire(import.meta.url);",
       },
     })
     return { file, metafile }
@@ -54,6 +54,6 @@ describe('an esbuild bundle of an example', () => {
     const modules = Object.keys(metafile.inputs)
       .map((path) => /packages\/floodgate\/dist\/([^/]+)\//.exec(path)?.[1])
       .filter((area) => area !== undefined)
-    expect(new Set(modules)).toEqual(new Set(['ratelimit', 'redis', 'errors', 'deadline']))
+    expect(new Set(modules)).toEqual(new Set(['ratelimit', 'redis', 'errors', 'deadline', 'observability']))
   }, 60_000)
 })
