@@ -23,7 +23,8 @@ for version in "${versions[@]}"; do
   mkdir -p "$app"
   cp -r "$repo/examples/." "$app/"
   rm -rf "$app/dist" "$app/node_modules"
-  (cd "$app" && npm install --no-audit --no-fund --silent "$tarball" "ioredis@$version" \
+  # prom-client: an optional peer at run time, but floodgate's declaration files name its types
+  (cd "$app" && npm install --no-audit --no-fund --silent "$tarball" "ioredis@$version" prom-client@15 \
     "@types/node@$(node -p "require('$repo/node_modules/@types/node/package.json').version")")
   if [ -d "$app/node_modules/floodgate/node_modules/ioredis" ]; then
     echo "floodgate brought its own ioredis next to the app's $version" >&2
