@@ -1,5 +1,6 @@
-import { Counter, Gauge, type Registry } from 'prom-client'
+import type { Counter, Gauge, Registry } from 'prom-client'
 import type { BloomReplica, BloomReplicaState } from '../bloom/index.js'
+import { promClient } from './prom_client.js'
 
 const STATE_VALUE: Record<BloomReplicaState, number> = { 'not-loaded': 0, live: 1, reloading: 2, closed: 3 }
 
@@ -19,6 +20,7 @@ const bound = new WeakMap<Registry, Map<string, BloomReplica>>()
 export function bindBloomReplicaMetrics(registry: Registry, filter: string, replica: BloomReplica): void {
   let replicas = bound.get(registry)
   if (replicas === undefined) {
+    const { Counter, Gauge } = promClient()
     replicas = new Map()
     bound.set(registry, replicas)
     const all = replicas
