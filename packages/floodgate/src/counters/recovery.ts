@@ -49,10 +49,10 @@ export interface CountsRecoveryOptions {
   onEvent?: (event: RecoveryEvent) => void
 }
 
-/** Outcome of {@link CountsRecovery.rebuild}. */
+/** Outcome of {@link CountsRecovery.rebuild}; `not-needed`: a rebuild a failed check started found the marker back (another instance rebuilt it). */
 export type RebuildOutcome =
   | { rebuilt: true; report: RebuildReport; epoch: string }
-  | { rebuilt: false; reason: 'locked' | 'aborted'; error?: unknown }
+  | { rebuilt: false; reason: 'locked' | 'aborted' | 'not-needed'; error?: unknown }
 
 /**
  * Detects that Redis lost its data and rebuilds it from PostgreSQL (README.md beside this
@@ -175,7 +175,7 @@ export class CountsRecovery {
     }
     if (this.current !== 'rebuilding') this.emit({ type: 'epoch-missing' })
     this.current = 'rebuilding'
-    if (!this.running) void this.rebuild({ mode: 'merge', waitMs: 0 })
+    if (!this.running) void this.startRebuild('merge', 0, true)
     return this.current
   }
 
@@ -188,17 +188,28 @@ export class CountsRecovery {
    * @throws {StoreUnavailableError} when Redis fails before the rebuild starts.
    */
   rebuild(options: { mode?: RebuildMode; waitMs?: number } = {}): Promise<RebuildOutcome> {
+    return this.startRebuild(options.mode ?? 'merge', options.waitMs ?? 0, false)
+  }
+
+  /** `ifMissing`: a check found the marker missing; skip if another instance rebuilt meanwhile. */
+  private startRebuild(mode: RebuildMode, waitMs: number, ifMissing: boolean): Promise<RebuildOutcome> {
     if (this.running) return this.running
-    this.running = this.runRebuild(options.mode ?? 'merge', options.waitMs ?? 0).finally(() => {
+    this.running = this.runRebuild(mode, waitMs, ifMissing).finally(() => {
       this.running = undefined
     })
     return this.running
   }
 
-  private async runRebuild(mode: RebuildMode, waitMs: number): Promise<RebuildOutcome> {
+  private async runRebuild(mode: RebuildMode, waitMs: number, ifMissing: boolean): Promise<RebuildOutcome> {
     const lease: Lease | null =
       waitMs > 0 ? await this.mutex.acquire({ waitMs }).catch(() => null) : await this.mutex.tryAcquire()
     if (!lease) return { rebuilt: false, reason: 'locked' }
+    // the check and the lock are two steps: the holder before us may have committed in between
+    if (ifMissing && (await this.options.redis.get(this.keys.epoch()).catch(() => null)) !== null) {
+      await lease.release()
+      this.current = 'ready'
+      return { rebuilt: false, reason: 'not-needed' }
+    }
     const before = this.current
     if (mode === 'replace' || before !== 'ready') this.current = 'rebuilding'
     this.emit({ type: 'rebuild-started', mode })

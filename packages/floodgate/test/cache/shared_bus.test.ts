@@ -11,7 +11,8 @@ afterAll(async () => {
   redis.disconnect()
 })
 
-describe('one pub/sub connection per client', () => {
+// CLIENT LIST answers for the one node it reaches; on a cluster the subscriber may sit on another
+describe.skipIf(process.env.FLOODGATE_TEST_REDIS_CLUSTER)('one pub/sub connection per client', () => {
   it('three caches share one subscriber, and the process exits after redis.quit()', async () => {
     const name = `fg-quit-${randomBytes(4).toString('hex')}`
     const worker = spawnWorker(new URL('./workers/quit_exits.ts', import.meta.url), [prefix, name])
