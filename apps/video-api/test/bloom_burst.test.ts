@@ -35,7 +35,7 @@ beforeAll(async () => {
   )
   database = await createTestDatabase('bloom_burst')
   teardown.push(() => database.close())
-  redis = createRedisClient(server.url, { commandTimeoutMs: 2_000 })
+  redis = createRedisClient(server.url)
   teardown.push(() => redis.disconnect())
   app = await buildApp({ db: database.db, redis, redisPrefix: 'vbb', jwtSecret: TEST_JWT_SECRET, cache: {} })
   teardown.push(() => app.close())

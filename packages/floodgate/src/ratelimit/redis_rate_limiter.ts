@@ -2,7 +2,7 @@ import { checkDeadline, DEADLINE_DEFAULTS, STARTUP_DEFAULTS, withinDeadline } fr
 import { StoreUnavailableError } from '../errors/index.js'
 import { type FloodgateLogger, inSpan } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
-import { awaitFirstConnection } from '../redis/startup_gate.js'
+import { awaitFirstConnection, connectedOnce } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
 import { BlockedCache } from './blocked_cache.js'
 import { RateLimiterEventEmitter } from './events.js'
@@ -142,7 +142,7 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
       const cached = blocked?.check(key, policy, Date.now())
       if (cached) return decided(key, cached)
       try {
-        await awaitFirstConnection(redis, startupWaitMs)
+        if (!connectedOnce(redis)) await awaitFirstConnection(redis, startupWaitMs)
         const decision = await inSpan(spanName, spanAttributes, () =>
           withinDeadline(decide(redis, key, cost), deadline, what),
         )

@@ -21,6 +21,13 @@ function gateOf(redis: RedisClient): Gate {
   return gate
 }
 
+/** Whether the client has been ready at least once: no wait is needed (checked without a promise, for hot paths). */
+export function connectedOnce(redis: RedisClient): boolean {
+  const gate = gateOf(redis)
+  if (!gate.isReady && redis.status === 'ready') gate.isReady = true
+  return gate.isReady
+}
+
 /**
  * Waits for the client's first connection, at most `boundMs` (ms) counted from the first time any
  * primitive used this client, so a burst of calls at start-up shares one bound. Resolves `true`
