@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   try {
     database = await openDatabase(config)
   } catch (error) {
-    // e.g. DATA_DIR_LOCKED: another instance has the PGlite folder open.
+    // e.g. VIDEO_API_DATA_DIR_LOCKED: another instance has the PGlite folder open.
     log.fatal({ code: (error as { code?: unknown }).code }, (error as Error).message)
     await redis.close().catch(() => {})
     process.exit(1)

@@ -58,7 +58,7 @@ describe('loadConfig', () => {
     [{ BODY_LIMIT_BYTES: '10' }, 'BODY_LIMIT_BYTES: must be an integer 1024-'],
   ])('rejects %o naming the field', (env, message) => {
     const error = errorOf(() => load(env))
-    expect(error.code).toBe('CONFIG_INVALID')
+    expect(error.code).toBe('VIDEO_API_CONFIG_INVALID')
     expect(error.message).toContain(message)
   })
 

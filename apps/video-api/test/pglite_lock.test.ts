@@ -13,7 +13,7 @@ const root = mkdtempSync(join(tmpdir(), 'va-pglite-lock-'))
 afterAll(() => rmSync(root, { recursive: true, force: true }))
 
 describe('PGlite data folder lock', () => {
-  it('two processes opening one folder at once: exactly one gets it, the other is refused with DATA_DIR_LOCKED', async () => {
+  it('two processes opening one folder at once: exactly one gets it, the other is refused with VIDEO_API_DATA_DIR_LOCKED', async () => {
     const dir = join(root, 'race')
     const startAt = Date.now() + 6000 // both workers are up by then, even on a loaded machine
     const reports = await Promise.all(
@@ -29,7 +29,7 @@ describe('PGlite data folder lock', () => {
       (r) => (r[0] ?? { ok: false, code: 'no report' }) as { ok: boolean; code?: string },
     )
     expect(results.filter((r) => r.ok)).toHaveLength(1)
-    expect(results.filter((r) => !r.ok).map((r) => r.code)).toEqual(['DATA_DIR_LOCKED'])
+    expect(results.filter((r) => !r.ok).map((r) => r.code)).toEqual(['VIDEO_API_DATA_DIR_LOCKED'])
     expect(existsSync(`${dir}.lock`), 'the winner releases the lock on close').toBe(false)
   }, 60_000)
 

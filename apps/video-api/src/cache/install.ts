@@ -6,13 +6,13 @@ import {
   BloomReplica,
   bindBloomReplicaMetrics,
   createCache,
-  FloodgateError,
   LockTimeoutError,
   type RedisClient,
 } from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { Registry } from 'prom-client'
 import type { Database } from '../db/types.js'
+import { VideoApiError } from '../errors/index.js'
 import { maintenanceClient } from '../redis/maintenance_client.js'
 import { FEED_SIZE } from '../routes/feed.js'
 import type { Video } from '../videos/model.js'
@@ -69,10 +69,10 @@ export interface VideoCache {
   close(): void
 }
 
-/** Reading the video ids from PostgreSQL failed during a Bloom rebuild. `code`: `VIDEO_IDS_READ_FAILED`. */
-export class VideoIdsReadError extends FloodgateError {
+/** Reading the video ids from PostgreSQL failed during a Bloom rebuild. `code`: `VIDEO_API_VIDEO_IDS_READ_FAILED`. */
+export class VideoIdsReadError extends VideoApiError {
   constructor(cause: unknown) {
-    super('VIDEO_IDS_READ_FAILED', 'reading the video ids from PostgreSQL failed', { cause })
+    super('VIDEO_API_VIDEO_IDS_READ_FAILED', 'reading the video ids from PostgreSQL failed', { cause })
   }
 }
 

@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import { linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
-import { FloodgateError } from 'floodgate'
+import { VideoApiError } from '../errors/index.js'
 
 /**
- * Another live process holds the PGlite data folder. `code`: `DATA_DIR_LOCKED`.
+ * Another live process holds the PGlite data folder. `code`: `VIDEO_API_DATA_DIR_LOCKED`.
  * PGlite has no cross-process locking: two processes on one folder both start,
  * both answer 201, and the folder keeps only one process's writes (seen: 15 of
  * 100 acknowledged creates lost).
  */
-export class DataDirLockedError extends FloodgateError {
+export class DataDirLockedError extends VideoApiError {
   constructor(lockPath: string, pid: number) {
     super(
-      'DATA_DIR_LOCKED',
+      'VIDEO_API_DATA_DIR_LOCKED',
       `the embedded database is in use by process ${pid} (lock ${lockPath}; delete it if that process is not video-api); run one instance per DATA_DIR, or point several instances at a PostgreSQL server with DATABASE_URL`,
     )
   }

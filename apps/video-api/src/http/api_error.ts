@@ -1,5 +1,3 @@
-import { FloodgateError } from 'floodgate'
-
 /** Stable problem codes of the HTTP API, with their status. */
 export const problemStatus = {
   VALIDATION_FAILED: 400,
@@ -20,12 +18,18 @@ export const problemStatus = {
 
 export type ProblemCode = keyof typeof problemStatus
 
-/** An error the API answers with as `application/problem+json` (RFC 9457) carrying `code`. */
-export class ApiError extends FloodgateError {
+/**
+ * An error the API answers with as `application/problem+json` (RFC 9457) carrying `code`, one of
+ * the HTTP API's problem codes above (documented in the OpenAPI document and the README).
+ */
+export class ApiError extends Error {
+  readonly code: ProblemCode
   readonly status: number
 
   constructor(code: ProblemCode, message: string, options?: { cause?: unknown }) {
-    super(code, message, options)
+    super(message, options)
+    this.name = new.target.name
+    this.code = code
     this.status = problemStatus[code]
   }
 }

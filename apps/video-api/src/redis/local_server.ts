@@ -3,13 +3,13 @@ import { mkdirSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { FloodgateError } from 'floodgate'
+import { VideoApiError } from '../errors/index.js'
 
-/** `redis-server` is not installed and no Redis answers. `code`: `REDIS_SERVER_MISSING`. */
-export class RedisServerMissingError extends FloodgateError {
+/** `redis-server` is not installed and no Redis answers. `code`: `VIDEO_API_REDIS_SERVER_MISSING`. */
+export class RedisServerMissingError extends VideoApiError {
   constructor() {
     super(
-      'REDIS_SERVER_MISSING',
+      'VIDEO_API_REDIS_SERVER_MISSING',
       'No Redis answers at 127.0.0.1:6379 and redis-server is not on PATH. ' +
         'Install one (Debian/Ubuntu: `sudo apt-get install redis-server`; macOS: `brew install redis`) ' +
         'or point REDIS_URL at a running Redis, e.g. REDIS_URL=redis://host:6379.',

@@ -1,12 +1,14 @@
+import type { FloodgateErrorCode } from './codes.js'
+
 /**
- * Base class of every error floodgate throws. `code` is stable across
- * versions (match on it, not on the message); `cause` carries the underlying
+ * Base class of every error floodgate throws. `code` is one of `FLOODGATE_ERROR_CODES` (`codes.ts`),
+ * stable across versions (match on it, not on the message); `cause` carries the underlying
  * error (a Redis or driver error, say) when there is one.
  */
 export class FloodgateError extends Error {
-  readonly code: string
+  readonly code: FloodgateErrorCode
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: FloodgateErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = new.target.name
     this.code = code
@@ -38,5 +40,27 @@ export class ScriptContractError extends FloodgateError {
       'FLOODGATE_SCRIPT_CONTRACT',
       `script ${script} returned an unexpected reply: ${JSON.stringify(reply)}`,
     )
+  }
+}
+
+/**
+ * A Lua script's `--- @include` could not be resolved (see `redis/lua_include.ts`).
+ * `code`: `FLOODGATE_LUA_INCLUDE`.
+ */
+export class LuaIncludeError extends FloodgateError {
+  /** `missing`: a file could not be read; `cycle`: a file includes itself through its includes. */
+  readonly reason: 'missing' | 'cycle'
+  /** Absolute paths from the top-level script down to the offending file. */
+  readonly chain: readonly string[]
+
+  constructor(reason: 'missing' | 'cycle', file: string, chain: readonly string[], cause?: unknown) {
+    const via = chain.join(' -> ')
+    super(
+      'FLOODGATE_LUA_INCLUDE',
+      reason === 'missing' ? `Lua include not found: ${file} (${via})` : `Lua include cycle: ${via}`,
+      { cause },
+    )
+    this.reason = reason
+    this.chain = chain
   }
 }

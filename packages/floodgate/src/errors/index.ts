@@ -1,6 +1,8 @@
+export { FLOODGATE_ERROR_CODES, type FloodgateErrorCode } from './codes.js'
 export {
   FloodgateError,
   InvalidArgumentError,
+  LuaIncludeError,
   ScriptContractError,
   StoreUnavailableError,
 } from './floodgate_error.js'
