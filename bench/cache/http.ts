@@ -13,10 +13,11 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { freePort } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { seededRandom, zipfSampler } from '../support/zipf.js'
@@ -38,17 +39,6 @@ const { values } = parseArgs({
   },
 })
 const root = fileURLToPath(new URL('../../', import.meta.url))
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 async function transactions(): Promise<number> {
   const client = new pg.Client({ connectionString: values.db })

@@ -137,7 +137,7 @@ async function seedAllTime() {
 }
 
 async function cleanup() {
-  await deleteByPrefix(redis, prefix, 2000)
+  await deleteByPrefix(redis, prefix)
 }
 
 async function main() {

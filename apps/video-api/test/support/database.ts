@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
+import { dropSchema as dropSharedSchema } from '@floodgate/test-support'
 import { type Kysely, sql } from 'kysely'
-import pg from 'pg'
 import { openPglite, openPostgres } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Database } from '../../src/db/types.js'
@@ -42,14 +42,8 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
   }
 }
 
-export async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_PG_URL })
-  await client.connect()
-  try {
-    await client.query(`drop schema if exists "${schema}" cascade`)
-  } finally {
-    await client.end()
-  }
+export function dropSchema(schema: string): Promise<void> {
+  return dropSharedSchema(schema, TEST_PG_URL)
 }
 
 const tables = [

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { dropSchema } from '@floodgate/test-support'
 import pg from 'pg'
 import { pgPoolDatabase, type SqlDatabase } from '../../src/sql/executor.js'
 
@@ -45,10 +46,7 @@ export async function createPgTestSchema(
     db: pgPoolDatabase(pool),
     async drop() {
       await pool.end()
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
-      await client.connect()
-      await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`)
-      await client.end()
+      await dropSchema(name, TEST_DATABASE_URL)
     },
   }
 }

@@ -1,24 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import { floodgateRedisOptions } from '../../src/redis/index.js'
 
-/** A free TCP port on 127.0.0.1, chosen by the OS. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
+export { freePort }
 
 /**
  * A private `redis-server` on its own port that a test may stop, kill and
