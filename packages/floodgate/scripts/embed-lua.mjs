@@ -1,8 +1,10 @@
 // Build step after tsc: replaces every `new URL('./<name>-<keys>.lua', import.meta.url)` in dist
-// with `{ file, source }` (the file's text), so built and bundled code reads no .lua file.
+// with `{ file, source }` (the file's text, `--- @include`s resolved by the same resolver the
+// source path uses), so built and bundled code reads no .lua file.
 // Fails the build on a .lua URL it cannot embed, e.g. one built from a template or variable.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, relative } from 'node:path'
+import { resolveLuaIncludes } from '../dist/redis/lua_include.js'
 
 const literal = /new URL\((['"])(\.{1,2}\/[^'"]+\.lua)\1, import\.meta\.url\)/g
 const anyLuaUrl = /new URL\([^)]*\.lua[^)]*import\.meta\.url\)/
@@ -23,7 +25,7 @@ function embed(jsPath) {
     const luaPath = join(sourceDir, rel)
     embedded++
     const file = JSON.stringify(basename(luaPath))
-    return `{ file: ${file}, source: ${JSON.stringify(readFileSync(luaPath, 'utf8'))} }`
+    return `{ file: ${file}, source: ${JSON.stringify(resolveLuaIncludes(luaPath))} }`
   })
   if (anyLuaUrl.test(out)) {
     throw new Error(`${relative('.', jsPath)}: a .lua URL that is not a string literal cannot be embedded`)

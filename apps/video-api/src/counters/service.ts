@@ -8,11 +8,11 @@ import {
   DEADLINE_DEFAULTS,
   LIVE_COUNTS_DEFAULTS,
   LiveCounts,
+  openDedicatedConnection,
   type RecoveryEvent,
   type RedisClient,
   type SqlDatabase,
 } from 'floodgate'
-import { Cluster, type Redis } from 'ioredis'
 import type { Kysely } from 'kysely'
 import { guardedExecutor } from '../db/guard.js'
 import type { Database } from '../db/types.js'
@@ -94,7 +94,10 @@ export function createCountersService(input: {
   }
   const sql = kyselySqlDatabase(input.db)
   const fallbackSql = input.dbGuard ? guardedExecutor(sql, input.dbGuard) : sql
-  const recoveryRedis = maintenanceClient(input.redis, settings.recoveryCommandTimeoutMs)
+  // the epoch checks and rebuilds: background work of many Lua steps, so a roomier command timeout
+  const recoveryRedis = openDedicatedConnection(input.redis, {
+    commandTimeoutMs: settings.recoveryCommandTimeoutMs,
+  })
   const recovery = new CountsRecovery({
     redis: recoveryRedis,
     sql,
@@ -144,22 +147,6 @@ export function createCountersService(input: {
       recoveryRedis.disconnect()
     },
   }
-}
-
-/**
- * The epoch checks and rebuilds run on their own connection with a roomier command
- * timeout than the request path's (50 ms by default): a rebuild is background work of
- * many Lua steps, and one slow reply should not abort it.
- */
-function maintenanceClient(redis: RedisClient, commandTimeoutMs: number): RedisClient {
-  if (redis instanceof Cluster) {
-    return redis.duplicate(undefined, {
-      redisOptions: { ...redis.options.redisOptions, commandTimeout: commandTimeoutMs },
-    })
-  }
-  const client = (redis as Redis).duplicate({ commandTimeout: commandTimeoutMs })
-  client.on('error', () => {})
-  return client
 }
 
 function logRecovery(log: FastifyBaseLogger, event: RecoveryEvent): void {

@@ -1,5 +1,4 @@
-import type { RedisClient } from 'floodgate'
-import { Cluster, type Redis } from 'ioredis'
+import { openDedicatedConnection, type RedisClient } from 'floodgate'
 
 /**
  * A second connection for background maintenance (rebuilds), with a roomier per-command
@@ -9,15 +8,5 @@ import { Cluster, type Redis } from 'ioredis'
  * at once. Connection errors surface as failed commands. Disconnect it on close.
  */
 export function maintenanceClient(redis: RedisClient, commandTimeoutMs: number): RedisClient {
-  if (redis instanceof Cluster) {
-    const cluster = redis.duplicate(undefined, {
-      enableOfflineQueue: true,
-      redisOptions: { ...redis.options.redisOptions, commandTimeout: commandTimeoutMs },
-    })
-    cluster.on('error', () => {})
-    return cluster
-  }
-  const client = (redis as Redis).duplicate({ commandTimeout: commandTimeoutMs, enableOfflineQueue: true })
-  client.on('error', () => {})
-  return client
+  return openDedicatedConnection(redis, { commandTimeoutMs, offlineQueue: true })
 }

@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { InvalidArgumentError, ScriptContractError, StoreUnavailableError } from '../errors/index.js'
+import { fullJitterDelayMs } from '../backoff/index.js'
+import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
 import { KeySpace, type RedisClient } from '../redis/index.js'
+import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import { BloomLayout, type Generations, sameGenerations } from './layout.js'
 import { BitPositions } from './positions.js'
 import { type RebuildOptions, type RebuildResult, rebuildGeneration } from './rebuild.js'
-import { announceScript } from './scripts.js'
+import { announceReply, announceScript } from './scripts.js'
 import { checkBatches, groupByShard, writeBatches } from './shard_ops.js'
 import { bloomSize, defaultShards } from './sizing.js'
 
@@ -29,7 +31,7 @@ export interface BloomFilterOptions {
   shards?: number
   /** Attempts of a reliable `add` before it throws. @default 3 */
   addAttempts?: number
-  /** Backoff before the 2nd attempt (ms), doubling after. @default 25 */
+  /** Cap of the wait before the 2nd attempt (ms, full jitter), doubling after. @default 25 */
   addRetryBaseMs?: number
   /** Items per script call (bounds how long one Lua call blocks Redis). @default 1000 */
   itemsPerCall?: number
@@ -95,9 +97,7 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
     else throw new InvalidArgumentError('keySpace', 'give keySpace or prefix')
     if (options.name.length === 0) throw new InvalidArgumentError('name', 'must not be empty')
     const size = resolveSize(options)
-    this.shards = options.shards ?? defaultShards(size.bits)
-    if (!Number.isInteger(this.shards) || this.shards < 1)
-      throw new InvalidArgumentError('shards', 'must be an integer ≥ 1')
+    this.shards = positiveInteger('shards', options.shards ?? defaultShards(size.bits))
     this.bitsPerShard = Math.ceil(size.bits / this.shards)
     if (this.bitsPerShard > REDIS_MAX_BITS)
       throw new InvalidArgumentError(
@@ -161,7 +161,7 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
    * Reliable add: sets the items' bits in the ready generation and in the one
    * being rebuilt, if any, then checks that the generation pointers did not
    * move meanwhile (else writes again to the new ones). On a Redis error it
-   * retries with exponential backoff (`addAttempts`, `addRetryBaseMs`), then
+   * retries with full-jitter backoff (`addAttempts`, `addRetryBaseMs`), then
    * throws, so the caller (entity creation) can fail or retry: once `add`
    * resolves, no later query answers "absent" for these items. Call it after
    * the item is committed to the source of truth. A filter never built ignores
@@ -178,7 +178,7 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
     for (let attempt = 0; attempt < this.addAttempts; attempt++) {
       if (attempt > 0) {
         this.stats.addRetries++
-        await sleep(this.addRetryBaseMs * 2 ** (attempt - 1))
+        await sleep(fullJitterDelayMs(attempt - 1, this.addRetryBaseMs, Number.POSITIVE_INFINITY))
       }
       try {
         let guess = this.generations ?? (await this.readGenerations())
@@ -238,12 +238,9 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
 
   /** Numbers and publishes an add whose bits are written (see `announce-1.lua`). */
   private async announce(items: readonly string[]): Promise<void> {
-    const reply = await announceScript.run(
-      this.redis,
-      [this.layout.meta],
-      [this.layout.channel, JSON.stringify(items)],
+    announceReply(
+      await announceScript.run(this.redis, [this.layout.meta], [this.layout.channel, JSON.stringify(items)]),
     )
-    if (typeof reply !== 'number' || reply < 1) throw new ScriptContractError(announceScript.name, reply)
   }
 
   /** True when a generation is ready (queries answer from bits). @throws {StoreUnavailableError} on a Redis error. */
@@ -280,14 +277,4 @@ function resolveSize(options: BloomFilterOptions): { bits: number; hashes: numbe
       'give expectedItems and falsePositiveRate, or bits and hashes',
     )
   return bloomSize(options.expectedItems, options.falsePositiveRate)
-}
-
-function nonNegativeInteger(field: string, value: number): number {
-  if (!Number.isInteger(value) || value < 0) throw new InvalidArgumentError(field, 'must be an integer ≥ 0')
-  return value
-}
-
-function positiveInteger(field: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError(field, 'must be an integer ≥ 1')
-  return value
 }

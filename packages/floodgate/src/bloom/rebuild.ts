@@ -1,10 +1,9 @@
-import { ScriptContractError } from '../errors/index.js'
 import { Mutex } from '../lock/index.js'
 import type { KeySpace, RedisClient } from '../redis/index.js'
 import { BloomRebuildError } from './errors.js'
 import type { BloomLayout } from './layout.js'
 import type { BitPositions } from './positions.js'
-import { mergeScript, publishScript } from './scripts.js'
+import { mergeReply, mergeScript, publishReply, publishScript } from './scripts.js'
 import { ShardBitmaps } from './shard_bitmaps.js'
 import { groupByShard, writeBatches } from './shard_ops.js'
 
@@ -96,8 +95,8 @@ export async function rebuildGeneration(
       }
     }
     stopIfNeeded(lease.signal, options.signal)
-    const previous = await publishScript.run(redis, [layout.meta], [generation, layout.channel])
-    if (typeof previous !== 'number' || previous < 0)
+    const previous = publishReply(await publishScript.run(redis, [layout.meta], [generation, layout.channel]))
+    if (previous === null)
       throw new BloomRebuildError(`bloom ${layout.name}: generation ${generation} was superseded`)
     if (previous > 0) await dropGeneration(redis, layout, previous)
     return { generation, items, durationMs: Date.now() - started }
@@ -127,9 +126,7 @@ async function mergeShard(redis: RedisClient, shardKey: string, bits: Uint8Array
     if (offset === 0) await redis.set(staged, piece, 'PX', STAGE_TTL_MS)
     else await redis.setrange(staged, offset, piece)
   }
-  const reply = await mergeScript.run(redis, [shardKey, staged], [])
-  if (reply !== 0 && reply !== 1) throw new ScriptContractError(mergeScript.name, reply)
-  return reply === 1
+  return mergeReply(await mergeScript.run(redis, [shardKey, staged], [])) === 'merged'
 }
 
 /**

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Cluster, type Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
+import { fullJitterDelayMs } from '../backoff/index.js'
 import {
   checkDeadline,
   countsAgainstRedis,
@@ -8,8 +9,9 @@ import {
   type Deadline,
   withinDeadline,
 } from '../deadline/index.js'
-import { InvalidArgumentError } from '../errors/index.js'
+import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { RedisClient } from '../redis/index.js'
+import { nonNegativeInteger } from '../validation/index.js'
 import { type Announcement, parseAnnouncement } from './announcement.js'
 import type { BloomFilter } from './bloom_filter.js'
 import { CoalescedCall } from './coalesced_call.js'
@@ -32,7 +34,7 @@ export interface BloomReplicaOptions {
   catchUpWaitMs?: number
   /** Announcements buffered while a load runs; past this the load starts over. @default 10_000 */
   maxBufferedMessages?: number
-  /** First wait (ms) before retrying a failed or not-ready load; doubles up to `retryMaxMs`. @default 100 */
+  /** Cap of the first wait (ms) before retrying a failed or not-ready load (full jitter); doubles up to `retryMaxMs`. @default 100 */
   retryBaseMs?: number
   /** Longest wait (ms) between load attempts. @default 5_000 */
   retryMaxMs?: number
@@ -144,16 +146,19 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
     this.loadRedis = options.loadRedis ?? source.redis
     this.deadline = checkDeadline('deadline', options.deadline ?? DEADLINE_DEFAULTS)
     this.o = {
-      catchUpWaitMs: nonNegative(
+      catchUpWaitMs: nonNegativeInteger(
         'catchUpWaitMs',
         options.catchUpWaitMs ?? BLOOM_REPLICA_DEFAULTS.catchUpWaitMs,
       ),
-      maxBufferedMessages: nonNegative(
+      maxBufferedMessages: nonNegativeInteger(
         'maxBufferedMessages',
         options.maxBufferedMessages ?? BLOOM_REPLICA_DEFAULTS.maxBufferedMessages,
       ),
-      retryBaseMs: nonNegative('retryBaseMs', options.retryBaseMs ?? BLOOM_REPLICA_DEFAULTS.retryBaseMs),
-      retryMaxMs: nonNegative('retryMaxMs', options.retryMaxMs ?? BLOOM_REPLICA_DEFAULTS.retryMaxMs),
+      retryBaseMs: nonNegativeInteger(
+        'retryBaseMs',
+        options.retryBaseMs ?? BLOOM_REPLICA_DEFAULTS.retryBaseMs,
+      ),
+      retryMaxMs: nonNegativeInteger('retryMaxMs', options.retryMaxMs ?? BLOOM_REPLICA_DEFAULTS.retryMaxMs),
     }
     this.sync = new CoalescedCall(async () => {
       const [ready, addSeq] = await withinDeadline(
@@ -164,14 +169,7 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
       return { ready: toGeneration(ready), addSeq: Number(addSeq ?? 0) }
     })
     // Like the cache bus: an offline queue (SUBSCRIBE may precede the connection), no command timeout.
-    this.subscriber =
-      this.redis instanceof Cluster
-        ? this.redis.duplicate(undefined, {
-            enableOfflineQueue: true,
-            redisOptions: { commandTimeout: undefined },
-          })
-        : this.redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, lazyConnect: false })
-    this.subscriber.on('error', () => {})
+    this.subscriber = openDedicatedConnection(this.redis, { offlineQueue: true, commandTimeoutMs: null })
     this.subscriber.on('ready', () => {
       // anything published while the connection was down is lost
       if (this.connectedOnce) this.reload('reconnect')
@@ -381,7 +379,7 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
       this.attempted = undefined
       if (reason === 'retry') {
         failures++
-        const waitMs = Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(failures - 1, 20))
+        const waitMs = fullJitterDelayMs(failures - 1, this.o.retryBaseMs, this.o.retryMaxMs)
         this.retryWait = new AbortController()
         const signal = AbortSignal.any([this.closing.signal, this.retryWait.signal])
         await sleep(waitMs, undefined, { signal, ref: false }).catch(() => undefined)
@@ -430,9 +428,4 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
     this.current = state
     this.emit('state', state)
   }
-}
-
-function nonNegative(field: string, value: number): number {
-  if (!Number.isInteger(value) || value < 0) throw new InvalidArgumentError(field, 'must be an integer ≥ 0')
-  return value
 }

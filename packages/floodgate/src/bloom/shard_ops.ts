@@ -1,8 +1,7 @@
-import { ScriptContractError } from '../errors/index.js'
 import type { RedisClient } from '../redis/index.js'
 import type { BloomLayout } from './layout.js'
 import type { BitPositions } from './positions.js'
-import { addScript, checkScript } from './scripts.js'
+import { addReply, addScript, checkReply, checkScript } from './scripts.js'
 
 /** Items of one batch that live in one shard: their indexes in the batch and their k offsets each. */
 export interface ShardBatch {
@@ -46,9 +45,7 @@ export async function writeBatches(
   const replies = await Promise.all(
     batches.map((b) => addScript.run(redis, [layout.shardKey(b.shard, generation)], b.offsets)),
   )
-  for (const reply of replies)
-    if (reply !== 0 && reply !== 1) throw new ScriptContractError(addScript.name, reply)
-  return replies.every((reply) => reply === 1)
+  return replies.map(addReply).every((reply) => reply === 'written')
 }
 
 /**
@@ -70,12 +67,10 @@ export async function checkBatches(
   )
   const answers = new Array<boolean>(count).fill(true)
   for (let i = 0; i < batches.length; i++) {
-    const reply = replies[i]
     const batch = batches[i]!
-    if (reply === null) return null
-    if (!Array.isArray(reply) || reply.length !== batch.indexes.length)
-      throw new ScriptContractError(checkScript.name, reply)
-    for (let j = 0; j < batch.indexes.length; j++) answers[batch.indexes[j]!] = reply[j] === 1
+    const bits = checkReply(replies[i], batch.indexes.length)
+    if (bits === null) return null
+    for (let j = 0; j < batch.indexes.length; j++) answers[batch.indexes[j]!] = bits[j]!
   }
   return answers
 }

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import { positiveInteger } from '../validation/index.js'
 
 /** Bits per Redis key above which a filter is split into more shards: 2^23 bits (8 Mibit = 1 MiB). */
 export const SHARD_TARGET_BITS = 2 ** 23
@@ -19,8 +20,7 @@ export interface BloomSize {
  * @throws {InvalidArgumentError} unless `n` is an integer ≥ 1 and 0 < `p` < 1.
  */
 export function bloomSize(expectedItems: number, falsePositiveRate: number): BloomSize {
-  if (!Number.isInteger(expectedItems) || expectedItems < 1)
-    throw new InvalidArgumentError('expectedItems', 'must be an integer ≥ 1')
+  positiveInteger('expectedItems', expectedItems)
   if (!(falsePositiveRate > 0 && falsePositiveRate < 1))
     throw new InvalidArgumentError('falsePositiveRate', 'must be in (0, 1)')
   const bits = Math.ceil((-expectedItems * Math.log(falsePositiveRate)) / Math.LN2 ** 2)

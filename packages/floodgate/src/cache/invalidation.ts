@@ -1,5 +1,9 @@
+import { fullJitterDelayMs } from '../backoff/index.js'
 import type { L1Cache } from './l1/l1_cache.js'
 import type { L2Store } from './l2/l2_store.js'
+
+/** Cap of the first retry's wait (ms); it doubles per retry. */
+const RETRY_BASE_MS = 100
 
 /** What {@link invalidateKeys} needs from its cache. */
 export interface InvalidationContext {
@@ -24,7 +28,7 @@ export interface InvalidationResult {
  * invalidate-2.lua per key (DEL the value, bump the version so in-flight loads
  * cannot write), then PUBLISH the keys on the bus for every instance's L1 —
  * published even when the L2 step failed. Failed L2 steps (and a failed publish)
- * are retried in the background with exponential backoff (100 ms doubling),
+ * are retried in the background with full-jitter backoff (under a cap of 100 ms doubling),
  * at most `retries` times.
  */
 export async function invalidateKeys(
@@ -57,7 +61,8 @@ async function retry(
     }
     return
   }
-  await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** (attempt - 1)).unref())
+  const waitMs = fullJitterDelayMs(attempt - 1, RETRY_BASE_MS, Number.POSITIVE_INFINITY)
+  await new Promise((resolve) => setTimeout(resolve, waitMs).unref())
   const results = await Promise.all(l2Keys.map((key) => ctx.l2.invalidate(key, ctx.versionTtlMs)))
   const stillFailing = l2Keys.filter((_, i) => !results[i])
   // Whatever we deleted late must also leave the peers' L1, which may have refilled meanwhile.

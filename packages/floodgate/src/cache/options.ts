@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client'
 import { DEADLINE_DEFAULTS, type Deadline } from '../deadline/index.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { RedisClient } from '../redis/index.js'
+import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import type { Codec } from './codec.js'
 
 /** A TTL (ms): a fixed number, or a range `{ minMs, maxMs }` from which each write draws uniformly. */
@@ -157,28 +158,16 @@ function normalizeTtl(ttl: TtlMs): { minMs: number; maxMs: number } {
 }
 
 export function validateCallOptions(o: ResolvedCallOptions): void {
-  positiveInt('ttlMs.minMs', o.ttlMs.minMs)
-  positiveInt('ttlMs.maxMs', o.ttlMs.maxMs)
+  positiveInteger('ttlMs.minMs', o.ttlMs.minMs)
+  positiveInteger('ttlMs.maxMs', o.ttlMs.maxMs)
   if (o.ttlMs.maxMs < o.ttlMs.minMs) throw new InvalidArgumentError('ttlMs.maxMs', 'must be ≥ ttlMs.minMs')
-  positiveInt('negativeTtlMs', o.negativeTtlMs)
-  nonNegativeInt('staleWhileRevalidateMs', o.staleWhileRevalidateMs)
-  nonNegativeInt('refreshBackoffMs', o.refreshBackoffMs)
-  positiveInt('lockTtlMs', o.lockTtlMs)
-  positiveInt('lockWaitMs', o.lockWaitMs)
-  nonNegativeInt('lockWaitJitterMs', o.lockWaitJitterMs)
-  positiveInt('l1TtlMs', o.l1TtlMs)
-}
-
-export function positiveInt(field: string, value: unknown): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new InvalidArgumentError(field, `must be an integer ≥ 1, got ${String(value)}`)
-  }
-}
-
-export function nonNegativeInt(field: string, value: unknown): void {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new InvalidArgumentError(field, `must be an integer ≥ 0, got ${String(value)}`)
-  }
+  positiveInteger('negativeTtlMs', o.negativeTtlMs)
+  nonNegativeInteger('staleWhileRevalidateMs', o.staleWhileRevalidateMs)
+  nonNegativeInteger('refreshBackoffMs', o.refreshBackoffMs)
+  positiveInteger('lockTtlMs', o.lockTtlMs)
+  positiveInteger('lockWaitMs', o.lockWaitMs)
+  nonNegativeInteger('lockWaitJitterMs', o.lockWaitJitterMs)
+  positiveInteger('l1TtlMs', o.l1TtlMs)
 }
 
 /** Resolved cache-level settings. */
@@ -217,19 +206,19 @@ export function resolveCacheOptions<T>(
           maxBytes: options.l1?.maxBytes ?? 64 * 1024 * 1024,
         }
   if (l1) {
-    positiveInt('l1.ttlMs', l1.ttlMs)
-    positiveInt('l1.maxEntries', l1.maxEntries)
-    positiveInt('l1.maxBytes', l1.maxBytes)
+    positiveInteger('l1.ttlMs', l1.ttlMs)
+    positiveInteger('l1.maxEntries', l1.maxEntries)
+    positiveInteger('l1.maxBytes', l1.maxBytes)
     call.l1TtlMs = l1.ttlMs
   }
   const breaker = {
     failureThreshold: options.breaker?.failureThreshold ?? 5,
     coolDownMs: options.breaker?.coolDownMs ?? 5_000,
   }
-  positiveInt('breaker.failureThreshold', breaker.failureThreshold)
-  positiveInt('breaker.coolDownMs', breaker.coolDownMs)
+  positiveInteger('breaker.failureThreshold', breaker.failureThreshold)
+  positiveInteger('breaker.coolDownMs', breaker.coolDownMs)
   const redisTimeoutMs = options.redisTimeoutMs ?? DEADLINE_DEFAULTS.timeoutMs
-  positiveInt('redisTimeoutMs', redisTimeoutMs)
+  positiveInteger('redisTimeoutMs', redisTimeoutMs)
   const redisMaxWaitMs = options.redisMaxWaitMs ?? Math.max(DEADLINE_DEFAULTS.maxWaitMs, redisTimeoutMs)
   if (!Number.isInteger(redisMaxWaitMs) || redisMaxWaitMs < redisTimeoutMs)
     throw new InvalidArgumentError(
@@ -237,7 +226,7 @@ export function resolveCacheOptions<T>(
       `must be an integer ≥ redisTimeoutMs (${redisTimeoutMs} ms)`,
     )
   const invalidateRetries = options.invalidateRetries ?? 5
-  nonNegativeInt('invalidateRetries', invalidateRetries)
+  nonNegativeInteger('invalidateRetries', invalidateRetries)
   return {
     redis: options.redis,
     name: options.name,

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors/index.js'
+import { positiveInteger } from '../validation/index.js'
 
 /** `closed`: calls pass. `open`: calls are refused until the cool-down ends. `half_open`: one probe is in flight. */
 export type BreakerState = 'closed' | 'open' | 'half_open'
@@ -35,13 +35,8 @@ export class CircuitBreaker {
   constructor(options: CircuitBreakerOptions = {}) {
     this.threshold = options.failureThreshold ?? 5
     this.coolDownMs = options.coolDownMs ?? 5_000
-    for (const [field, value] of [
-      ['failureThreshold', this.threshold],
-      ['coolDownMs', this.coolDownMs],
-    ] as const) {
-      if (!Number.isInteger(value) || value < 1)
-        throw new InvalidArgumentError(field, 'must be an integer ≥ 1')
-    }
+    positiveInteger('failureThreshold', this.threshold)
+    positiveInteger('coolDownMs', this.coolDownMs)
     this.onStateChange = options.onStateChange
     this.now = options.now ?? Date.now
   }

@@ -1,4 +1,4 @@
-import { assertIntegerIn } from '../rankings/options.js'
+import { integerIn } from '../validation/index.js'
 import type { CountsReader } from './read_counts.js'
 
 /** Counts (and, for a viewer, that viewer's flags) a {@link CountsFallback} found for one video. */
@@ -78,12 +78,12 @@ export function liveCountsEntryBytes(videoId: string): number {
  */
 export function resolveLiveCountsOptions(options: LiveCountsOptions): ResolvedLiveCountsOptions {
   const d = LIVE_COUNTS_DEFAULTS
-  const maxAgeMs = assertIntegerIn('maxAgeMs', options.maxAgeMs ?? d.maxAgeMs, 1, 3_600_000)
+  const maxAgeMs = integerIn('maxAgeMs', options.maxAgeMs ?? d.maxAgeMs, 1, 3_600_000)
   return {
     maxAgeMs,
-    maxStaleMs: assertIntegerIn('maxStaleMs', options.maxStaleMs ?? d.maxStaleMs, maxAgeMs, 86_400_000),
-    maxEntries: assertIntegerIn('maxEntries', options.maxEntries ?? d.maxEntries, 1, 100_000_000),
-    maxBytes: assertIntegerIn('maxBytes', options.maxBytes ?? d.maxBytes, 1_024, 2 ** 40),
+    maxStaleMs: integerIn('maxStaleMs', options.maxStaleMs ?? d.maxStaleMs, maxAgeMs, 86_400_000),
+    maxEntries: integerIn('maxEntries', options.maxEntries ?? d.maxEntries, 1, 100_000_000),
+    maxBytes: integerIn('maxBytes', options.maxBytes ?? d.maxBytes, 1_024, 2 ** 40),
     now: options.now ?? Date.now,
   }
 }

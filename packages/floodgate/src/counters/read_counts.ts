@@ -7,9 +7,9 @@ import {
 } from '../deadline/index.js'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
-import { assertIntegerIn } from '../rankings/options.js'
 import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
+import { integerIn } from '../validation/index.js'
 
 /** Counts of one video from Redis; the flags only when a viewer was given. */
 export interface VideoCounts {
@@ -98,12 +98,7 @@ export class CountsReader {
   /** @throws {InvalidArgumentError} for a bad prefix, partition count or timeout. */
   constructor(private readonly options: CountsReaderOptions) {
     this.keys = new InteractionKeys(options.prefix, options.partitions ?? 16)
-    const timeoutMs = assertIntegerIn(
-      'timeoutMs',
-      options.timeoutMs ?? DEADLINE_DEFAULTS.timeoutMs,
-      1,
-      60_000,
-    )
+    const timeoutMs = integerIn('timeoutMs', options.timeoutMs ?? DEADLINE_DEFAULTS.timeoutMs, 1, 60_000)
     this.deadline = checkDeadline('counts', {
       timeoutMs,
       maxWaitMs: options.maxWaitMs ?? Math.max(DEADLINE_DEFAULTS.maxWaitMs, timeoutMs),

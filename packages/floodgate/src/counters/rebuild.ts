@@ -1,14 +1,16 @@
-import { ScriptContractError } from '../errors/index.js'
 import type { InteractionKeys } from '../interactions/keys.js'
 import { toMember } from '../rankings/member.js'
-import { LuaScript, type RedisClient } from '../redis/index.js'
+import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import { guardSql, RebuildAbortedError } from './errors.js'
 import { MARKER_TTL_MS, restoredKey } from './restore_markers.js'
+import {
+  restoreMembersReply,
+  restoreMembersScript,
+  restorePlaysReply,
+  restorePlaysScript,
+} from './scripts.js'
 import type { QuotedTables } from './tables.js'
-
-const restoreMembers = new LuaScript(new URL('./lua/restore-members-3.lua', import.meta.url))
-const restorePlays = new LuaScript(new URL('./lua/restore-plays-2.lua', import.meta.url))
 
 /**
  * `merge`: after a data loss. Sets get the DB members added (SADD: a membership
@@ -82,7 +84,7 @@ export async function restoreMembersOf(
 ): Promise<{ restored: boolean; count: number }> {
   const p = input.keys.partitionOf(videoId)
   const setKey = kind === 'likes' ? input.keys.likes(videoId) : input.keys.favorites(videoId)
-  const reply = await restoreMembers.run(
+  const reply = await restoreMembersScript.run(
     input.redis,
     [setKey, input.keys.rankAll(p, 'likes'), restoredKey(input.keys, p)],
     [
@@ -95,9 +97,7 @@ export async function restoreMembersOf(
       ...users,
     ],
   )
-  if (!Array.isArray(reply) || typeof reply[0] !== 'number' || typeof reply[1] !== 'number')
-    throw new ScriptContractError(restoreMembers.name, reply)
-  return { restored: reply[0] === 1, count: reply[1] }
+  return restoreMembersReply(reply)
 }
 
 async function restoreMemberTable(input: RebuildInput, kind: 'likes' | 'favorites'): Promise<number> {
@@ -149,12 +149,12 @@ async function restorePlayCounters(input: RebuildInput): Promise<number> {
     await Promise.all(
       rows.map(async (row) => {
         const p = input.keys.partitionOf(row.id)
-        const reply = await restorePlays.run(
+        const reply = await restorePlaysScript.run(
           input.redis,
           [input.keys.plays(row.id), input.keys.rankAll(p, 'plays')],
           [toMember(row.id), row.play_count, input.topK, input.mode],
         )
-        if (typeof reply !== 'number') throw new ScriptContractError(restorePlays.name, reply)
+        restorePlaysReply(reply)
       }),
     )
     total += rows.length
@@ -200,12 +200,12 @@ export async function restoreOneVideo(
   const out = { likes: 0, favorites: 0, plays: 0 }
   for (const row of rows) {
     if (row.kind === 'plays') {
-      const reply = await restorePlays.run(
+      const reply = await restorePlaysScript.run(
         input.redis,
         [input.keys.plays(videoId), input.keys.rankAll(p, 'plays')],
         [toMember(videoId), row.plays ?? '0', input.topK, 'merge'],
       )
-      out.plays = Number(reply)
+      out.plays = restorePlaysReply(reply)
     } else {
       const kind = row.kind === 'likes' ? 'likes' : 'favorites'
       out[kind] = (await restoreMembersOf(input, kind, videoId, row.users ?? [], 'merge')).count

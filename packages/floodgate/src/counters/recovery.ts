@@ -1,19 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ScriptContractError } from '../errors/index.js'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { type Lease, Mutex } from '../lock/index.js'
-import { assertIntegerIn } from '../rankings/options.js'
-import { LuaScript, type RedisClient } from '../redis/index.js'
+import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
+import { integerIn } from '../validation/index.js'
 import { RebuildAbortedError } from './errors.js'
 import { type RebuildMode, type RebuildReport, rebuildFromDatabase, restoreOneVideo } from './rebuild.js'
 import { type ReconcileReport, reconcileCounts } from './reconcile.js'
 import { rebuildLockKey } from './recovery_keys.js'
+import { commitEpochReply, commitEpochScript } from './scripts.js'
 import { type InteractionTables, type QuotedTables, quoteTables } from './tables.js'
-
-const commitEpoch = new LuaScript(new URL('./lua/commit-epoch-2.lua', import.meta.url))
 
 /** `unknown` before the first check; `ready` while Redis counts may be served; `rebuilding` while they may not. */
 export type RecoveryState = 'unknown' | 'ready' | 'rebuilding'
@@ -87,10 +85,10 @@ export class CountsRecovery {
   constructor(private readonly options: CountsRecoveryOptions) {
     this.keys = new InteractionKeys(options.prefix, options.partitions ?? 16)
     this.tables = quoteTables(options.tables)
-    this.topK = assertIntegerIn('topK', options.topK ?? 1000, 1, 100_000)
-    this.checkIntervalMs = assertIntegerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
-    this.chunkSize = assertIntegerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
-    const lockTtlMs = assertIntegerIn('lockTtlMs', options.lockTtlMs ?? 10_000, 100, 3_600_000)
+    this.topK = integerIn('topK', options.topK ?? 1000, 1, 100_000)
+    this.checkIntervalMs = integerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
+    this.chunkSize = integerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
+    const lockTtlMs = integerIn('lockTtlMs', options.lockTtlMs ?? 10_000, 100, 3_600_000)
     const lock = rebuildLockKey(this.keys)
     this.mutex = new Mutex(
       options.redis,
@@ -226,13 +224,12 @@ export class CountsRecovery {
         signal: lease.signal,
       })
       const epoch = randomBytes(8).toString('hex')
-      const reply = await commitEpoch.run(
+      const reply = await commitEpochScript.run(
         this.options.redis,
         [rebuildLockKey(this.keys), this.keys.epoch()],
         [lease.token, epoch],
       )
-      if (reply !== 1) {
-        if (reply !== 0) throw new ScriptContractError(commitEpoch.name, reply)
+      if (commitEpochReply(reply) === 'lockLost') {
         throw new RebuildAbortedError('the rebuild lock was gone at commit (Redis lost its data again?)')
       }
       this.current = 'ready'
@@ -283,9 +280,9 @@ export class CountsRecovery {
       sql: this.options.sql,
       keys: this.keys,
       tables: this.tables,
-      chunkSize: assertIntegerIn('chunkSize', options.chunkSize ?? this.chunkSize, 1, 100_000),
+      chunkSize: integerIn('chunkSize', options.chunkSize ?? this.chunkSize, 1, 100_000),
       maxVideos: options.maxVideos,
-      maxReported: assertIntegerIn('maxReported', options.maxReported ?? 100, 0, 1_000_000),
+      maxReported: integerIn('maxReported', options.maxReported ?? 100, 0, 1_000_000),
     })
   }
 

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors/index.js'
+import { integerAtLeast, positiveInteger } from '../validation/index.js'
 import { loopIdleMs } from './idle_clock.js'
 import { RedisTimeoutError } from './redis_timeout_error.js'
 
@@ -16,10 +16,8 @@ export interface Deadline {
  */
 export function checkDeadline(field: string, deadline: Deadline): Deadline {
   const { timeoutMs, maxWaitMs } = deadline
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
-    throw new InvalidArgumentError(`${field}.timeoutMs`, 'must be an integer ≥ 1 (ms)')
-  if (!Number.isInteger(maxWaitMs) || maxWaitMs < timeoutMs)
-    throw new InvalidArgumentError(`${field}.maxWaitMs`, `must be an integer ≥ timeoutMs (${timeoutMs} ms)`)
+  positiveInteger(`${field}.timeoutMs`, timeoutMs)
+  integerAtLeast(`${field}.maxWaitMs`, maxWaitMs, timeoutMs)
   return deadline
 }
 

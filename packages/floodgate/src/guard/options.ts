@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors/index.js'
+import { integerAtLeast } from '../validation/index.js'
 
 /** Options of {@link ConcurrencyGuard}. */
 export interface GuardOptions {
@@ -46,9 +46,7 @@ export function resolveGuardOptions(options: GuardOptions): ResolvedGuardOptions
     ['maxQueueWaitMs', 1],
     ['retryAfterMs', 1],
   ] as const) {
-    const value = resolved[field]
-    if (!Number.isSafeInteger(value) || value < min)
-      throw new InvalidArgumentError(field, `must be an integer ≥ ${min}, got ${value}`)
+    integerAtLeast(field, resolved[field], min)
   }
   return resolved
 }

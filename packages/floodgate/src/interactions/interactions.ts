@@ -1,6 +1,6 @@
-import type { Cluster, Redis } from 'ioredis'
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
-import { LuaScript } from '../redis/lua_script.js'
+import { openDedicatedConnection } from '../redis/dedicated_connection.js'
+import type { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
 import { ReplicationTimeoutError } from './errors.js'
 import { canonicalId, type EntityId, rankMember } from './ids.js'
@@ -10,10 +10,8 @@ import {
   type ResolvedInteractionOptions,
   resolveInteractionOptions,
 } from './options.js'
+import { interactionReply, playScript, toggleScript } from './scripts.js'
 import { isPlayViewer } from './viewer.js'
-
-const toggleScript = new LuaScript(new URL('./lua/toggle-4.lua', import.meta.url))
-const playScript = new LuaScript(new URL('./lua/play-5.lua', import.meta.url))
 
 /** Answer of a like / favourite change. */
 export interface ToggleResult {
@@ -80,10 +78,8 @@ export class Interactions {
   }
 
   private openWaitClient(): RedisClient {
-    const redis = this.redis
-    const writer = redis.isCluster ? (redis as Cluster).duplicate() : (redis as Redis).duplicate()
-    writer.on('error', () => {}) // every failed call throws its own StoreUnavailableError
-    return writer
+    // every failed call throws its own StoreUnavailableError
+    return openDedicatedConnection(this.redis)
   }
 
   /**
@@ -143,8 +139,8 @@ export class Interactions {
         this.options.bucketTtlMs,
       ],
     )
-    const [flag, count, id] = parseReply('play', reply)
-    return { counted: flag === 1, count, eventId: id === '' ? undefined : id }
+    const { changed, count, eventId } = interactionReply(playScript, reply)
+    return { counted: changed, count, eventId }
   }
 
   private async toggle(
@@ -175,8 +171,8 @@ export class Interactions {
         this.options.bucketTtlMs,
       ],
     )
-    const [flag, count, id] = parseReply('toggle', reply)
-    return { changed: flag === 1, active, count, eventId: id === '' ? undefined : id }
+    const { changed, count, eventId } = interactionReply(toggleScript, reply)
+    return { changed, active, count, eventId }
   }
 
   /** One write step; with `waitForReplicas`, followed by WAIT in the same pipeline. */
@@ -206,17 +202,4 @@ export class Interactions {
 function isCommandTimeout(error: unknown): boolean {
   const cause = error instanceof Error ? error.cause : undefined
   return cause instanceof Error && cause.message === 'Command timed out'
-}
-
-function parseReply(script: string, reply: unknown): [number, number, string] {
-  if (
-    Array.isArray(reply) &&
-    reply.length === 3 &&
-    (reply[0] === 0 || reply[0] === 1) &&
-    typeof reply[1] === 'number' &&
-    typeof reply[2] === 'string'
-  ) {
-    return [reply[0], reply[1], reply[2]]
-  }
-  throw new ScriptContractError(script, reply)
 }

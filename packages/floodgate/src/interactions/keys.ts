@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from '../errors/index.js'
 import { KeySpace } from '../redis/key_space.js'
+import { integerIn } from '../validation/index.js'
 
 /** Ranking metrics kept in Redis. */
 export type RankMetric = 'likes' | 'plays'
@@ -35,9 +35,7 @@ export class InteractionKeys {
    * @throws {InvalidArgumentError} on an empty prefix or a partition count outside [1, 16384].
    */
   constructor(prefix: string, partitions = 16) {
-    if (!Number.isInteger(partitions) || partitions < 1 || partitions > 16384) {
-      throw new InvalidArgumentError('partitions', `must be an integer in [1, 16384], got ${partitions}`)
-    }
+    integerIn('partitions', partitions, 1, 16384)
     this.space = new KeySpace(prefix)
     this.partitions = partitions
   }

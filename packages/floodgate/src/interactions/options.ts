@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import { positiveInteger } from '../validation/index.js'
 
 /** Options of the interaction write path ({@link Interactions}). */
 export interface InteractionOptions {
@@ -80,11 +81,5 @@ export function resolveInteractionOptions(options: InteractionOptions): Resolved
     ...o,
     waitForReplicas:
       wait && wait.replicas > 0 ? { replicas: wait.replicas, timeoutMs: wait.timeoutMs } : undefined,
-  }
-}
-
-export function positiveInteger(field: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new InvalidArgumentError(field, `must be a positive integer, got ${value}`)
   }
 }

@@ -1,7 +1,7 @@
-import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
 import type { RedisClient } from '../redis/index.js'
+import { positiveInteger } from '../validation/index.js'
 import { LockLostError } from './errors.js'
-import { extendScript, releaseScript } from './scripts.js'
+import { extendReply, extendScript, releaseReply, releaseScript } from './scripts.js'
 
 /** A held lock. Obtained from `Mutex.tryAcquire()` or `Mutex.acquire()`. */
 export interface Lease {
@@ -89,8 +89,7 @@ export class RedisLease implements Lease {
   }
 
   async extend(ttlMs: number = this.ttlMs): Promise<boolean> {
-    if (!Number.isInteger(ttlMs) || ttlMs < 1)
-      throw new InvalidArgumentError('ttlMs', 'must be an integer ≥ 1')
+    positiveInteger('ttlMs', ttlMs)
     if (this.controller.signal.aborted) return false
     const sentAt = Date.now()
     const reply = await extendScript.run(this.redis, [this.lockKey], [this.token, ttlMs])
@@ -100,14 +99,13 @@ export class RedisLease implements Lease {
   async release(): Promise<boolean> {
     this.end('released')
     const reply = await releaseScript.run(this.redis, [this.lockKey], [this.token])
-    if (reply !== 0 && reply !== 1) throw new ScriptContractError(releaseScript.name, reply)
-    return reply === 1
+    return releaseReply(reply) === 'released'
   }
 
   private onExtendReply(reply: unknown, sentAt: number, ttlMs: number): boolean {
-    if (reply !== 0 && reply !== 1) throw new ScriptContractError(extendScript.name, reply)
+    const extended = extendReply(reply) === 'extended'
     if (this.controller.signal.aborted) return false
-    if (reply === 0) {
+    if (!extended) {
       this.end('lost')
       return false
     }

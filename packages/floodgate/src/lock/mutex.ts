@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import { fullJitterDelayMs } from '../backoff/index.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import { type FloodgateLogger, inSpan } from '../observability/index.js'
 import { awaitFirstConnection, KeySpace, type RedisClient } from '../redis/index.js'
+import { positiveInteger } from '../validation/index.js'
 import { LockAbortedError, LockLostError, LockTimeoutError } from './errors.js'
 import { type AcquireOutcome, MutexEventEmitter } from './events.js'
 import { type Lease, RedisLease } from './lease.js'
-import { acquireScript } from './scripts.js'
+import { acquireReply, acquireScript } from './scripts.js'
 
 export interface MutexOptions {
   /** Lock TTL (ms), integer ≥ 1. @default 5000 */
@@ -112,13 +114,13 @@ export class Mutex {
         [token, this.options.ttlMs, this.options.fenceTtlMs],
       ),
     )
-    if (reply === null) return null
-    if (typeof reply !== 'number') throw new ScriptContractError(acquireScript.name, reply)
+    const fencingToken = acquireReply(reply)
+    if (fencingToken === null) return null
     const lease = new RedisLease({
       redis: this.redis,
       lockKey: this.keys.lock,
       token,
-      fencingToken: reply,
+      fencingToken,
       ttlMs: this.options.ttlMs,
       sentAt,
       watchdog: this.options.watchdog,
@@ -185,8 +187,10 @@ export class Mutex {
       if (lease) return lease
       const left = deadline - Date.now()
       if (left <= 0) throw new LockTimeoutError(this.keys.lock, Date.now() - started)
-      const cap = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** Math.min(attempt, 20))
-      const delay = Math.min(left, Math.random() * cap)
+      const delay = Math.min(
+        left,
+        fullJitterDelayMs(attempt, this.options.retryBaseMs, this.options.retryMaxMs),
+      )
       try {
         await sleep(delay, undefined, signal ? { signal } : undefined)
       } catch {
@@ -215,8 +219,7 @@ export class Mutex {
 function validate(o: typeof defaults): void {
   if (!Number.isInteger(o.fenceTtlMs) || (o.fenceTtlMs !== 0 && o.fenceTtlMs < o.ttlMs))
     throw new InvalidArgumentError('fenceTtlMs', 'must be 0 (forever) or an integer ≥ ttlMs')
-  if (!Number.isInteger(o.ttlMs) || o.ttlMs < 1)
-    throw new InvalidArgumentError('ttlMs', 'must be an integer ≥ 1')
+  positiveInteger('ttlMs', o.ttlMs)
   if (!Number.isFinite(o.retryBaseMs) || o.retryBaseMs <= 0)
     throw new InvalidArgumentError('retryBaseMs', 'must be a finite number > 0')
   if (!Number.isFinite(o.retryMaxMs) || o.retryMaxMs < o.retryBaseMs)

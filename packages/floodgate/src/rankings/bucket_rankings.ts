@@ -1,8 +1,9 @@
 import type { InteractionKeys } from '../interactions/keys.js'
 import type { RedisClient } from '../redis/index.js'
+import { integerIn } from '../validation/index.js'
 import { readAllTimeTops } from './all_time.js'
 import { mergeTops } from './merge.js'
-import { assertIntegerIn, assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
+import { assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
 import type { RankedVideo, Rankings, TopQuery, WindowSpec } from './types.js'
 import { WindowCache, type WindowCacheStats } from './window_cache.js'
 
@@ -64,9 +65,9 @@ export class BucketRankings implements Rankings {
     this.keys = layout.keys
     this.topK = layout.topK
     this.windows = layout.windows
-    const cacheTtlMs = assertIntegerIn('cacheTtlMs', options.cacheTtlMs ?? 5000, 1, 3_600_000)
-    const staleTtlMs = assertIntegerIn('staleTtlMs', options.staleTtlMs ?? 60_000, cacheTtlMs, 86_400_000)
-    const waitMs = assertIntegerIn('waitMs', options.waitMs ?? 500, 0, 60_000)
+    const cacheTtlMs = integerIn('cacheTtlMs', options.cacheTtlMs ?? 5000, 1, 3_600_000)
+    const staleTtlMs = integerIn('staleTtlMs', options.staleTtlMs ?? 60_000, cacheTtlMs, 86_400_000)
+    const waitMs = integerIn('waitMs', options.waitMs ?? 500, 0, 60_000)
     this.cache = new WindowCache(options.redis, this.keys, {
       topK: this.topK,
       cacheTtlMs,

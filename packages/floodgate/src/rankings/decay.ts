@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import { positiveInteger } from '../validation/index.js'
 import { assertFiniteScore } from './finite.js'
 
 /**
@@ -10,8 +11,7 @@ import { assertFiniteScore } from './finite.js'
  * @throws {InvalidArgumentError} when `windowMinutes` is not a positive integer or `halfLifeMinutes` is not finite and > 0.
  */
 export function bucketWeights(windowMinutes: number, halfLifeMinutes: number): number[] {
-  if (!Number.isInteger(windowMinutes) || windowMinutes < 1)
-    throw new InvalidArgumentError('windowMinutes', 'must be a positive integer')
+  positiveInteger('windowMinutes', windowMinutes)
   if (!Number.isFinite(halfLifeMinutes) || halfLifeMinutes <= 0)
     throw new InvalidArgumentError('halfLifeMinutes', 'must be a finite number > 0')
   const weights: number[] = []

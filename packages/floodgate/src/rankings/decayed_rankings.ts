@@ -1,16 +1,14 @@
-import { ScriptContractError } from '../errors/index.js'
 import type { InteractionKeys } from '../interactions/keys.js'
-import { LuaScript, type RedisClient } from '../redis/index.js'
+import type { RedisClient } from '../redis/index.js'
+import { integerIn } from '../validation/index.js'
 import { decayRatePerMs } from './decay.js'
-import { parseScore } from './finite.js'
 import { toMember } from './member.js'
 import { mergeTops, parseWithScores } from './merge.js'
-import { assertIntegerIn, assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
+import { assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
 import { decayedKey } from './ranking_keys.js'
+import { decayAddReply, decayAddScript } from './scripts.js'
 import { SlotBatch } from './slot_batch.js'
 import type { RankedVideo, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
-
-const decayAdd = new LuaScript(new URL('./lua/decay-add-1.lua', import.meta.url))
 
 /** Options of {@link DecayedRankings}. */
 export interface DecayedRankingsOptions {
@@ -53,7 +51,7 @@ export class DecayedRankings implements Rankings {
     this.keys = layout.keys
     this.topK = layout.topK
     this.windows = layout.windows
-    this.originMs = assertIntegerIn('originMs', options.originMs ?? 1_767_225_600_000, 0, 8.64e15)
+    this.originMs = integerIn('originMs', options.originMs ?? 1_767_225_600_000, 0, 8.64e15)
   }
 
   /**
@@ -69,13 +67,12 @@ export class DecayedRankings implements Rankings {
       [...this.windows.values()].map(async (w) => {
         const key = decayedKey(this.keys, p, metric, w.name)
         const lambda = decayRatePerMs(w.halfLifeMs)
-        const reply = await decayAdd.run(
+        const reply = await decayAddScript.run(
           this.options.redis,
           [key],
           [member, lambda, this.originMs, this.topK],
         )
-        if (typeof reply !== 'string') throw new ScriptContractError(decayAdd.name, reply)
-        out[w.name] = parseScore(reply)
+        out[w.name] = decayAddReply(reply)
       }),
     )
     return out

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/index.js'
 import { InteractionKeys } from '../interactions/keys.js'
+import { integerIn } from '../validation/index.js'
 import { assertPartitions } from './partition.js'
 import {
   DEFAULT_WINDOWS,
@@ -49,7 +50,7 @@ export function resolveWindows(windows: Readonly<Record<string, WindowSpec>> = D
         `${field}.halfLifeMs`,
         `must be a finite number ≥ ${MIN_HALF_LIFE_MS} (ms), got ${halfLifeMs}`,
       )
-    if (spec.cacheTtlMs !== undefined) assertIntegerIn(`${field}.cacheTtlMs`, spec.cacheTtlMs, 1, 3_600_000)
+    if (spec.cacheTtlMs !== undefined) integerIn(`${field}.cacheTtlMs`, spec.cacheTtlMs, 1, 3_600_000)
     resolved.set(name, {
       name,
       windowMs: spec.windowMs,
@@ -61,18 +62,11 @@ export function resolveWindows(windows: Readonly<Record<string, WindowSpec>> = D
   return resolved
 }
 
-/** @throws {InvalidArgumentError} unless `value` is an integer in [min, max]. */
-export function assertIntegerIn(field: string, value: number, min: number, max: number): number {
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new InvalidArgumentError(field, `must be an integer between ${min} and ${max}, got ${value}`)
-  return value
-}
-
 /** Checks metric, and limit against topK; the window is checked by the caller. */
 export function assertQuery(query: TopQuery, topK: number): RankingMetric {
   if (!RANKING_METRICS.includes(query.metric))
     throw new InvalidArgumentError('metric', `must be one of ${RANKING_METRICS.join(', ')}`)
-  assertIntegerIn('limit', query.limit, 1, topK)
+  integerIn('limit', query.limit, 1, topK)
   return query.metric
 }
 
@@ -96,7 +90,7 @@ export function resolveLayout(options: {
 }): RankingsLayout {
   const partitions = options.partitions ?? 16
   assertPartitions(partitions)
-  const topK = assertIntegerIn('topK', options.topK ?? 1000, 1, 100_000)
+  const topK = integerIn('topK', options.topK ?? 1000, 1, 100_000)
   return {
     keys: new InteractionKeys(options.prefix, partitions),
     topK,

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors/index.js'
+import { integerIn } from '../validation/index.js'
 import { assertVideoId } from './member.js'
 
 /**
@@ -14,6 +14,5 @@ export function partitionOf(videoId: string, partitions: number): number {
 
 /** @throws {InvalidArgumentError} unless `partitions` is an integer in [1, 16384]. */
 export function assertPartitions(partitions: number): void {
-  if (!Number.isInteger(partitions) || partitions < 1 || partitions > 16384)
-    throw new InvalidArgumentError('partitions', 'must be an integer between 1 and 16384')
+  integerIn('partitions', partitions, 1, 16384)
 }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import { positiveInteger, share } from '../validation/index.js'
 import { createMemoryLimiterWithSource, type MemoryRateLimiter } from './memory/memory_rate_limiter.js'
 import type { RateLimitPolicy, RateLimitResult } from './types.js'
-import { positiveInteger, share } from './validate.js'
 
 /**
  * What a Redis limiter answers while Redis is unreachable (error or timeout):

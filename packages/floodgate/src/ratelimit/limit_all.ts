@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import { positiveInteger } from '../validation/index.js'
 import type { RedisRateLimiter } from './redis_rate_limiter.js'
 import type { RateLimitResult } from './types.js'
-import { positiveInteger } from './validate.js'
 
 /** One policy of a {@link limitAll} check: a limiter and the key it counts (user id, IP…). */
 export interface PolicyCheck {

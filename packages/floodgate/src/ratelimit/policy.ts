@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import { nonEmptyString, positiveInteger } from '../validation/index.js'
 import { RATE_LIMIT_ALGORITHMS, type RateLimitAlgorithm, type RateLimitPolicy } from './types.js'
-import { nonEmptyString, positiveInteger } from './validate.js'
 
 /** The options every limiter shares. */
 export interface PolicyOptions<A extends RateLimitAlgorithm = RateLimitAlgorithm> {

@@ -4,13 +4,13 @@ import { type FloodgateLogger, inSpan } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import { awaitFirstConnection, connectedOnce } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
+import { nonEmptyString, positiveInteger } from '../validation/index.js'
 import { BlockedCache } from './blocked_cache.js'
 import { RateLimiterEventEmitter } from './events.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
 import type { RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
-import { nonEmptyString, positiveInteger } from './validate.js'
 
 /** Options of {@link createRateLimiter}. Units: ms for every duration. */
 export interface RateLimiterOptions extends PolicyOptions {

@@ -21,32 +21,32 @@ interface AlgorithmScript {
 // One literal URL per script: the build embeds each `.lua` file where its URL is written.
 const scripts: Record<RateLimitAlgorithm, AlgorithmScript> = {
   fixedWindow: {
-    script: new LuaScript(new URL('./lua/fixed_window-1.lua', import.meta.url)),
-    peek: new LuaScript(new URL('./lua/peek_fixed_window-1.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/fixed-window-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek-fixed-window-1.lua', import.meta.url)),
     suffixes: ['fw'],
     burst: false,
   },
   slidingLog: {
-    script: new LuaScript(new URL('./lua/sliding_log-1.lua', import.meta.url)),
-    peek: new LuaScript(new URL('./lua/peek_sliding_log-1.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/sliding-log-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek-sliding-log-1.lua', import.meta.url)),
     suffixes: ['log'],
     burst: false,
   },
   slidingWindow: {
-    script: new LuaScript(new URL('./lua/sliding_window-2.lua', import.meta.url)),
-    peek: new LuaScript(new URL('./lua/peek_sliding_window-2.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/sliding-window-2.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek-sliding-window-2.lua', import.meta.url)),
     suffixes: ['sw0', 'sw1'],
     burst: false,
   },
   tokenBucket: {
-    script: new LuaScript(new URL('./lua/token_bucket-1.lua', import.meta.url)),
-    peek: new LuaScript(new URL('./lua/peek_token_bucket-1.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/token-bucket-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek-token-bucket-1.lua', import.meta.url)),
     suffixes: ['tb'],
     burst: true,
   },
   gcra: {
     script: new LuaScript(new URL('./lua/gcra-1.lua', import.meta.url)),
-    peek: new LuaScript(new URL('./lua/peek_gcra-1.lua', import.meta.url)),
+    peek: new LuaScript(new URL('./lua/peek-gcra-1.lua', import.meta.url)),
     suffixes: ['tat'],
     burst: true,
   },

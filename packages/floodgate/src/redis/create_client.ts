@@ -1,4 +1,5 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis'
+import { fullJitterDelayMs } from '../backoff/index.js'
 import { DEADLINE_DEFAULTS } from '../deadline/defaults.js'
 import type { RedisClient } from './types.js'
 
@@ -28,7 +29,7 @@ const defaults = {
  * ioredis settings that make an outage fail fast instead of hanging:
  * no offline queue (a command sent while disconnected fails at once), no
  * per-request retries, a per-command timeout, and reconnection with capped
- * backoff (50 ms doubling to 2 s) in the background.
+ * backoff (full jitter under a cap of 50 ms doubling to 2 s) in the background.
  */
 export function floodgateRedisOptions(options: FloodgateClientOptions = {}): RedisOptions {
   const o = { ...defaults, ...options }
@@ -37,7 +38,7 @@ export function floodgateRedisOptions(options: FloodgateClientOptions = {}): Red
     maxRetriesPerRequest: 0,
     commandTimeout: o.commandTimeoutMs,
     connectTimeout: o.connectTimeoutMs,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2000),
+    retryStrategy: (times) => fullJitterDelayMs(times, 50, 2000),
     lazyConnect: false,
   }
 }
@@ -81,7 +82,7 @@ function newClient(target: string | readonly string[], options: CreateRedisClien
   return new Cluster(nodes, {
     enableOfflineQueue: false,
     redisOptions: { ...base, ...options.redis },
-    clusterRetryStrategy: (times) => Math.min(100 * 2 ** Math.min(times, 5), 2000),
+    clusterRetryStrategy: (times) => fullJitterDelayMs(times, 100, 2000),
     ...options.cluster,
   })
 }

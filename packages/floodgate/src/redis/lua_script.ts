@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { Cluster, Command } from 'ioredis'
 import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
+import { resolveLuaIncludes } from './lua_include.js'
 import type { RedisClient } from './types.js'
 
 /**
- * A script's file name and text, written in place of its `new URL(…, import.meta.url)` by the
- * package build (`scripts/embed-lua.mjs`), so the built and bundled code reads no file.
+ * A script's file name and text (its `--- @include`s already resolved), written in place of its
+ * `new URL(…, import.meta.url)` by the package build (`scripts/embed-lua.mjs`), so the built and
+ * bundled code reads no file.
  */
 export interface EmbeddedLua {
   /** File name, e.g. `acquire-2.lua`. */
@@ -40,9 +42,11 @@ export class LuaScript {
   /**
    * @param lua location of the `.lua` file: a `new URL` of a string literal such as
    *   `'./acquire-2.lua'` and `import.meta.url` (from TypeScript source the file is read; the
-   *   build replaces that expression with the file's {@link EmbeddedLua} text).
+   *   build replaces that expression with the file's {@link EmbeddedLua} text). A file's
+   *   `--- @include "<path>"` lines are replaced by the included files (see `lua_include.ts`).
    *   The file name must end in `-<numberOfKeys>.lua` (BullMQ's convention).
-   * @throws {Error} if the file is missing or its name does not carry the key count.
+   * @throws {Error} if the file name does not carry the key count.
+   * @throws {LuaIncludeError} if the file or one of its includes is missing, or includes form a cycle.
    */
   constructor(lua: URL | EmbeddedLua) {
     const file = lua instanceof URL ? (lua.pathname.split('/').pop() ?? '') : lua.file
@@ -50,7 +54,7 @@ export class LuaScript {
     if (!match) throw new Error(`Lua file name must look like name-<numKeys>.lua: ${file}`)
     this.name = match[1]!
     this.numberOfKeys = Number(match[2])
-    this.source = lua instanceof URL ? readFileSync(lua, 'utf8') : lua.source
+    this.source = lua instanceof URL ? resolveLuaIncludes(fileURLToPath(lua)) : lua.source
     this.sha1 = createHash('sha1').update(this.source).digest('hex')
   }
 

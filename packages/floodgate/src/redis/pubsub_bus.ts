@@ -1,4 +1,5 @@
-import { Cluster, type Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
+import { openDedicatedConnection } from './dedicated_connection.js'
 import type { RedisClient } from './types.js'
 
 /** Receives the messages of the channels it subscribed to (raw bytes). */
@@ -41,14 +42,7 @@ export class PubSubBus {
   constructor(private readonly redis: RedisClient) {
     // The subscriber needs an offline queue (its SUBSCRIBE may be sent before it connects)
     // and no command timeout (a subscribed connection has no replies to time).
-    this.subscriber =
-      redis instanceof Cluster
-        ? redis.duplicate(undefined, {
-            enableOfflineQueue: true,
-            redisOptions: { commandTimeout: undefined },
-          })
-        : redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, lazyConnect: false })
-    this.subscriber.on('error', () => {})
+    this.subscriber = openDedicatedConnection(redis, { offlineQueue: true, commandTimeoutMs: null })
     this.subscriber.on('ready', () => {
       if (this.connectedOnce) for (const listener of this.reconnectListeners) listener()
       this.connectedOnce = true

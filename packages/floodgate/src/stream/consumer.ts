@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Cluster, Redis } from 'ioredis'
-import { LuaScript } from '../redis/lua_script.js'
+import { fullJitterDelayMs } from '../backoff/index.js'
+import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { RedisClient } from '../redis/types.js'
-import { fullJitterDelayMs } from './backoff.js'
 import { ConsumerMetrics } from './metrics.js'
 import {
   type ResolvedConsumerOptions,
@@ -10,12 +9,16 @@ import {
   type StreamConsumerOptions,
 } from './options.js'
 import { parseAutoClaimReply, parseDeliveryCount, parseReadReply } from './replies.js'
+import {
+  deadLetterReply,
+  deadLetterScript,
+  membersReply,
+  membersScript,
+  trimReply,
+  trimScript,
+} from './scripts.js'
 import { parseStreamId } from './stream_id.js'
 import type { ConsumerEvent, LagSnapshot, StreamEntry, StreamSource } from './types.js'
-
-const trimScript = new LuaScript(new URL('./lua/trim-1.lua', import.meta.url))
-const deadLetterScript = new LuaScript(new URL('./lua/dead-letter-2.lua', import.meta.url))
-const membersScript = new LuaScript(new URL('./lua/members-1.lua', import.meta.url))
 
 /** Counters since start, for tests and benchmarks. */
 export interface ConsumerStats {
@@ -84,8 +87,6 @@ export class StreamGroupConsumer {
     this.redis = duplicate(redis, this.options.blockMs)
     // with a member set, nothing is read before the first heartbeat tells which streams are ours
     this.assigned = this.options.membersKey === undefined ? this.options.sources : []
-    // connection errors surface as failed commands (logged through onEvent); no unhandled 'error' events
-    this.redis.on('error', () => undefined)
     this.metrics = this.options.registry
       ? new ConsumerMetrics(this.options.registry, this.options.metricPrefix, this.options.group)
       : undefined
@@ -161,23 +162,17 @@ export class StreamGroupConsumer {
       trimmed: 0,
     }
     const undeliveredAges: number[] = []
-    for (const reply of replies) {
-      const [trimmed, length, pending, oldest, firstUndelivered, now, undelivered] = reply as [
-        number,
-        number,
-        number,
-        string,
-        string,
-        number,
-        number,
-      ]
-      lag.trimmed += trimmed
-      lag.length += length
-      lag.pending += pending
-      lag.undelivered += undelivered
-      lag.oldestPendingAgeMs = Math.max(lag.oldestPendingAgeMs, ageMs(oldest, now))
-      undeliveredAges.push(ageMs(firstUndelivered, now))
-      lag.oldestUndeliveredAgeMs = Math.max(lag.oldestUndeliveredAgeMs, ageMs(firstUndelivered, now))
+    for (const reply of replies.map(trimReply)) {
+      lag.trimmed += reply.trimmed
+      lag.length += reply.length
+      lag.pending += reply.pending
+      lag.undelivered += reply.undelivered
+      lag.oldestPendingAgeMs = Math.max(lag.oldestPendingAgeMs, ageMs(reply.oldestPendingId, reply.nowMs))
+      undeliveredAges.push(ageMs(reply.firstUndeliveredId, reply.nowMs))
+      lag.oldestUndeliveredAgeMs = Math.max(
+        lag.oldestUndeliveredAgeMs,
+        ageMs(reply.firstUndeliveredId, reply.nowMs),
+      )
     }
     this.metrics?.lag(lag)
     if (this.options.membersKey !== undefined) {
@@ -208,8 +203,7 @@ export class StreamGroupConsumer {
     const { membersKey, memberTtlMs, sources } = this.options
     if (membersKey === undefined) return
     const reply = await membersScript.run(this.redis, [membersKey], [this.name, memberTtlMs])
-    // the script adds this consumer before listing, so it is always among the members
-    const members = (Array.isArray(reply) ? reply.map(String) : [this.name]).sort()
+    const members = membersReply(reply, this.name)
     this.memberCount = members.length
     const assigned = sources.filter((_, i) => members[i % members.length] === this.name)
     const changed =
@@ -400,7 +394,7 @@ export class StreamGroupConsumer {
         [source.stream, source.deadLetter],
         [this.options.group, entry.id, describe(error), deliveries, this.name],
       )
-      if (moved === 1) {
+      if (deadLetterReply(moved) === 'moved') {
         this.stats.deadLettered++
         this.metrics?.deadLetter()
         this.emit({ type: 'dead-lettered', stream: entry.stream, id: entry.id, deliveries, error })
@@ -440,13 +434,9 @@ function describe(error: unknown): string {
 
 /** A dedicated connection whose command timeout outlasts a blocking read; it queues while reconnecting. */
 function duplicate(client: RedisClient, blockMs: number): RedisClient {
-  const commandTimeout = blockMs + 5000
-  if (client.isCluster) {
-    const cluster = client as Cluster
-    return cluster.duplicate([], {
-      enableOfflineQueue: true,
-      redisOptions: { ...cluster.options.redisOptions, commandTimeout, maxRetriesPerRequest: 1 },
-    })
-  }
-  return (client as Redis).duplicate({ commandTimeout, enableOfflineQueue: true, maxRetriesPerRequest: 1 })
+  return openDedicatedConnection(client, {
+    commandTimeoutMs: blockMs + 5000,
+    offlineQueue: true,
+    maxRetriesPerRequest: 1,
+  })
 }

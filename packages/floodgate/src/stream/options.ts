@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Registry } from 'prom-client'
 import { InvalidArgumentError } from '../errors/index.js'
+import { positiveInteger } from '../validation/index.js'
 import type { BatchHandler, ConsumerEvent, StreamSource } from './types.js'
 
 /** Options of a {@link StreamGroupConsumer}. */
@@ -147,10 +148,7 @@ export function resolveConsumerOptions(options: StreamConsumerOptions): Resolved
     'memberTtlMs',
     'helpAfterMs',
   ] as const) {
-    const value = o[field]
-    if (!Number.isSafeInteger(value) || value < 1) {
-      throw new InvalidArgumentError(field, `must be a positive integer, got ${value}`)
-    }
+    positiveInteger(field, o[field])
   }
   if (o.membersKey !== undefined && o.membersKey.length === 0) {
     throw new InvalidArgumentError('membersKey', 'must not be empty')

@@ -54,6 +54,8 @@ describe('an esbuild bundle of an example', () => {
     const modules = Object.keys(metafile.inputs)
       .map((path) => /packages\/floodgate\/dist\/([^/]+)\//.exec(path)?.[1])
       .filter((area) => area !== undefined)
-    expect(new Set(modules)).toEqual(new Set(['ratelimit', 'redis', 'errors', 'deadline', 'observability']))
+    expect(new Set(modules)).toEqual(
+      new Set(['ratelimit', 'redis', 'errors', 'deadline', 'observability', 'validation', 'backoff']),
+    )
   }, 60_000)
 })

@@ -4,7 +4,7 @@
 // cluster clients send (also from duplicated connections), so an error that a
 // module swallows (fail-open paths) still fails this test.
 import { createHash } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +26,7 @@ import {
   playViewer,
   type RateLimitAlgorithm,
 } from '../../src/index.js'
+import { resolveLuaIncludes } from '../../src/redis/lua_include.js'
 import { type CountersSchema, createCountersSchema, seedMembers, seedPlays } from '../counters/pg_schema.js'
 import { keySlot } from '../support/key_slot.js'
 import { deleteByPrefix, uniquePrefix } from '../support/redis.js'
@@ -46,9 +47,11 @@ function luaFiles(dir = SRC): LuaFile[] {
   const found: LuaFile[] = []
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
-    if (entry.isDirectory()) found.push(...luaFiles(path))
-    else if (entry.name.endsWith('.lua')) {
-      const source = readFileSync(path, 'utf8')
+    // includes are local functions (no keys of their own), checked inside the scripts using them
+    if (entry.isDirectory()) {
+      if (entry.name !== 'includes') found.push(...luaFiles(path))
+    } else if (entry.name.endsWith('.lua')) {
+      const source = resolveLuaIncludes(path)
       const match = /^(.+)-(\d+)\.lua$/.exec(entry.name)
       found.push({
         path: path.slice(SRC.length),
@@ -62,15 +65,9 @@ function luaFiles(dir = SRC): LuaFile[] {
   return found.sort((a, b) => a.path.localeCompare(b.path))
 }
 
-/** The leading comment block (`--[[ … ]]` or consecutive `--` lines). */
+/** The leading `--[[ … ]]` comment block, '' when the file does not open with one. */
 function header(source: string): string {
-  if (source.startsWith('--[[')) return source.slice(0, source.indexOf(']]') + 2)
-  const lines: string[] = []
-  for (const line of source.split('\n')) {
-    if (!line.startsWith('--')) break
-    lines.push(line)
-  }
-  return lines.join('\n')
+  return source.startsWith('--[[') ? source.slice(0, source.indexOf(']]') + 2) : ''
 }
 
 function indexesUsed(code: string, array: 'KEYS' | 'ARGV'): number[] {
@@ -85,10 +82,15 @@ describe('Lua files (static)', () => {
   })
 
   it.each(files.map((f) => [f.path, f] as const))(
-    '%s: name-<numKeys>.lua, a header that declares every KEYS[i], ARGV[i] and the return value, no KEYS/SCAN',
+    '%s: kebab-name-<numKeys>.lua in <capability>/lua/, one header format that declares every KEYS[i], ARGV[i] and the return value, no KEYS/SCAN',
     (_path, file) => {
       expect(file.numberOfKeys, 'file name must end in -<numKeys>.lua').toBeGreaterThanOrEqual(0)
+      expect(file.name, 'kebab-case name').toMatch(/^[a-z]+(-[a-z]+)*-\d+\.lua$/)
+      expect(file.path, "in its capability's lua/ folder").toMatch(/^[a-z_]+\/lua\/[^/]+$/)
       const head = header(file.source)
+      expect(head, 'header opens with --[[ and the file name').toMatch(
+        new RegExp(`^--\\[\\[\\n${file.name}: `),
+      )
       const body = file.source.slice(head.length)
       for (let i = 1; i <= file.numberOfKeys; i++)
         expect(head, `header declares KEYS[${i}]`).toContain(`KEYS[${i}]`)

@@ -60,7 +60,7 @@ describe('LuaScript reload after NOSCRIPT', () => {
   })
 
   it(`${CALLERS} concurrent runFollowedBy (script + WAIT in one pipeline) after SCRIPT FLUSH: one EVAL`, async () => {
-    const extend = new LuaScript(new URL('../../src/lock/extend-1.lua', import.meta.url))
+    const extend = new LuaScript(new URL('../../src/lock/lua/extend-1.lua', import.meta.url))
     const run = (i: number) =>
       extend.runFollowedBy(client, [`noscript:follow:{${i}}`], ['token', 1000], {
         name: 'wait',

@@ -1,34 +1,22 @@
 import { Cluster } from 'ioredis'
 import type { CircuitBreaker } from '../../circuit_breaker/index.js'
 import { countsAgainstRedis, type Deadline, withinDeadline } from '../../deadline/index.js'
-import { ScriptContractError } from '../../errors/index.js'
-import { type KeySpace, LuaScript, type RedisClient } from '../../redis/index.js'
-
-const claimScript = new LuaScript(new URL('./claim-4.lua', import.meta.url))
-const fillScript = new LuaScript(new URL('./fill-4.lua', import.meta.url))
-const abandonScript = new LuaScript(new URL('./abandon-2.lua', import.meta.url))
-const invalidateScript = new LuaScript(new URL('./invalidate-2.lua', import.meta.url))
-const setScript = new LuaScript(new URL('./set-2.lua', import.meta.url))
+import type { KeySpace, RedisClient } from '../../redis/index.js'
+import {
+  abandonScript,
+  type Claim,
+  claimReply,
+  claimScript,
+  type FillResult,
+  fillReply,
+  fillScript,
+  invalidateScript,
+  setScript,
+} from '../scripts.js'
 
 /** Returned instead of a reply when Redis failed, timed out, or the breaker is open. */
 export const UNAVAILABLE: unique symbol = Symbol('floodgate.cache.l2Unavailable')
 export type Unavailable = typeof UNAVAILABLE
-
-/** Result of {@link L2Store.claim}. */
-export type Claim =
-  | { kind: 'exists' }
-  | { kind: 'acquired'; version: string }
-  | { kind: 'busy'; version: string; pttlMs: number }
-
-/** Result of {@link L2Store.fill}: see fill-4.lua. */
-export type FillResult = 'written' | 'version_moved' | 'lock_lost' | 'value_present'
-
-const FILL_RESULTS: Record<string, FillResult> = {
-  '1': 'written',
-  '0': 'version_moved',
-  '-1': 'lock_lost',
-  '-2': 'value_present',
-}
 
 /**
  * The Redis tier of one cache: every call goes through the circuit breaker
@@ -100,7 +88,7 @@ export class L2Store {
     )
   }
 
-  /** Runs claim-4.lua. */
+  /** Runs `lua/claim-4.lua`. */
   async claim(
     key: string,
     token: string,
@@ -112,14 +100,7 @@ export class L2Store {
       claimScript.run(this.redis, [k.value, k.version, k.lock, k.wait], [token, lockTtlMs, mode]),
     )
     if (reply === UNAVAILABLE) return reply
-    if (!Array.isArray(reply)) throw new ScriptContractError('claim', reply)
-    const [state, version, pttl] = reply as [number, string | undefined, number | undefined]
-    if (state === 0) return { kind: 'exists' }
-    if (state === 1 && typeof version === 'string') return { kind: 'acquired', version }
-    if (state === 2 && typeof version === 'string' && typeof pttl === 'number') {
-      return { kind: 'busy', version, pttlMs: pttl }
-    }
-    throw new ScriptContractError('claim', reply)
+    return claimReply(reply)
   }
 
   /**
@@ -148,9 +129,7 @@ export class L2Store {
       true,
     )
     if (reply === UNAVAILABLE) return reply
-    const result = FILL_RESULTS[String(reply)]
-    if (result === undefined) throw new ScriptContractError('fill', reply)
-    return result
+    return fillReply(reply)
   }
 
   /** Runs abandon-2.lua: releases the lock (or keeps it `backoffMs` ms as a back-off) and wakes waiters. */

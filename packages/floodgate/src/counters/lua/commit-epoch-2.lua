@@ -1,5 +1,5 @@
 --[[
-commit-epoch: ends a rebuild by setting the epoch marker, but only if the
+commit-epoch-2.lua: ends a rebuild by setting the epoch marker, but only if the
 rebuild lock still holds the rebuilder's token. If Redis lost its data again
 during the rebuild (the lock vanished with it), nothing is set and the next
 check starts over.

@@ -1,5 +1,5 @@
 --[[
-restore-members: puts a video's members read from PostgreSQL back into its
+restore-members-3.lua: puts a video's members read from PostgreSQL back into its
 like (or favourite) SET after Redis lost its data (or on an admin repair), and
 sets the video's all-time ranking score to the SCARD that results, in one step
 so a concurrent toggle (toggle-4.lua) cannot interleave.

@@ -1,5 +1,5 @@
 --[[
-restore-plays: puts a video's play count from PostgreSQL back into its Redis
+restore-plays-2.lua: puts a video's play count from PostgreSQL back into its Redis
 counter and its all-time plays ranking score, in one step.
 
 KEYS[1]  play counter STRING of the video (…:ix:{ix:<p>}:plays:<videoId>)

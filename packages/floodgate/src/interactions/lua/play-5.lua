@@ -17,25 +17,25 @@ ARGV[4]  viewer: 'u<userId>' or 'a<hash of client IP + user agent>'
 ARGV[5]  top K kept in the all-time ranking ZSET (integer >= 1)
 ARGV[6]  minute bucket TTL (ms)
 
-Returns  { counted (1 counted, 0 a repeat inside the window),
+Returns: { counted (1 counted, 0 a repeat inside the window),
            count (the play counter after the call; 0 if it does not exist),
            event id (stream id of the appended event, or '' when not counted) }
 Event fields: k 'play', v video id, w viewer, t Redis time (ms).
 ]]
+--- @include "../../redis/lua/includes/now-ms"
 local fresh = redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1])
 if not fresh then
   return { 0, tonumber(redis.call('GET', KEYS[2]) or '0'), '' }
 end
 
 local count = redis.call('INCR', KEYS[2])
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local nowMs = redisNowMs()
 
 redis.call('ZADD', KEYS[3], count, ARGV[3])
 if redis.call('ZCARD', KEYS[3]) > tonumber(ARGV[5]) then
   redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -(tonumber(ARGV[5]) + 1))
 end
-local bucket = KEYS[4] .. math.floor(tonumber(now[1]) / 60)
+local bucket = KEYS[4] .. math.floor(nowMs / 60000)
 redis.call('ZINCRBY', bucket, 1, ARGV[3])
 redis.call('PEXPIRE', bucket, ARGV[6])
 

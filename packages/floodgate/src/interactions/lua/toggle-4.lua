@@ -20,12 +20,13 @@ ARGV[6]  top K kept in the all-time ranking ZSET (integer >= 1)
 ARGV[7]  '1' to update the rankings (likes), '0' to skip them (favourites)
 ARGV[8]  minute bucket TTL (ms)
 
-Returns  { changed (1 membership changed, 0 it was already in that state),
+Returns: { changed (1 membership changed, 0 it was already in that state),
            count (SCARD after the call),
            event id (stream id of the appended event, or '' when unchanged) }
 Event fields: k kind, v video id, u user id, s absolute state (1/0), t Redis time (ms).
 XADD never trims (MAXLEN): trimming is the flush consumer's job, below its oldest pending entry.
 ]]
+--- @include "../../redis/lua/includes/now-ms"
 local changed
 if ARGV[2] == '1' then
   changed = redis.call('SADD', KEYS[1], ARGV[1])
@@ -37,8 +38,7 @@ if changed == 0 then
   return { 0, count, '' }
 end
 
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local nowMs = redisNowMs()
 
 if ARGV[7] == '1' then
   local topK = tonumber(ARGV[6])
@@ -46,7 +46,7 @@ if ARGV[7] == '1' then
   if redis.call('ZCARD', KEYS[2]) > topK then
     redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(topK + 1))
   end
-  local bucket = KEYS[3] .. math.floor(tonumber(now[1]) / 60)
+  local bucket = KEYS[3] .. math.floor(nowMs / 60000)
   local delta = 1
   if ARGV[2] ~= '1' then delta = -1 end
   redis.call('ZINCRBY', bucket, delta, ARGV[4])

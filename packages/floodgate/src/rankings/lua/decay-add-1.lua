@@ -1,5 +1,5 @@
 --[[
-decay-add: records one event in a log-space exponentially decayed score
+decay-add-1.lua: records one event in a log-space exponentially decayed score
 (the alternative to minute buckets; one ZADD per event, no re-scoring).
 
 The score of a video is s = log(sum_i exp(lambda * t_i)) over its events
@@ -17,11 +17,11 @@ Time t comes from redis.call('TIME').
 Returns: the new score as a string (Lua numbers would be truncated to integers).
 Errors:  'ERR non-finite decayed score' if the result is NaN or infinite (nothing written).
 ]]
+--- @include "../../redis/lua/includes/now-ms"
 local lambda = tonumber(ARGV[2])
 local origin = tonumber(ARGV[3])
 local keep = tonumber(ARGV[4])
-local now = redis.call('TIME')
-local t = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) - origin
+local t = redisNowMs() - origin
 local x = lambda * t
 
 local score = x

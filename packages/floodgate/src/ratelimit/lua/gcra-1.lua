@@ -15,30 +15,27 @@ ARGV[2]  windowMs: window (ms, integer >= 1)
 ARGV[3]  cost: units this request takes (integer >= 1)
 ARGV[4]  burst: units admitted at once from idle (integer >= 1)
 
-Returns an array of integers:
+Returns: an array of integers:
   [1] allowed: 1 admitted (TAT advanced), 0 rejected (TAT unchanged)
   [2] remaining: whole units admissible right now after the decision
   [3] resetAtMs: when the TAT is reached, full capacity again (ms since epoch)
   [4] retryAfterMs: 0 if admitted; ms until this cost fits; -1 if cost > burst
   [5] nowMs: the Redis TIME used for the decision (ms since epoch)
 ]]
+--- @include "../../redis/lua/includes/now-ms"
+--- @include "includes/gcra-state"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local burst = tonumber(ARGV[4])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = redisNowMs()
 local interval = window / limit
 local tau = burst * interval
 
-local stored = redis.call('GET', KEYS[1])
-local tat = now
-if stored then
-  tat = math.max(tonumber(stored), now)
-end
+local tat, stored = gcraTat(KEYS[1], now)
 
 local function remainingAt(level)
-  return math.max(0, math.floor((tau - (level - now)) / interval + 1e-9))
+  return gcraRemaining(level, now, tau, interval)
 end
 
 if cost > burst then

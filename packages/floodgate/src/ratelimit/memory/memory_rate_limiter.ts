@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache'
+import { nonEmptyString, positiveInteger } from '../../validation/index.js'
 import { type PolicyOptions, resolvePolicy } from '../policy.js'
 import type {
   LimitOptions,
@@ -7,7 +8,6 @@ import type {
   RateLimitResult,
   RateLimitSource,
 } from '../types.js'
-import { nonEmptyString, positiveInteger } from '../validate.js'
 import { decideSlidingWindow, type SlidingWindowState } from './sliding_window.js'
 import { decideTokenBucket, type TokenBucketState } from './token_bucket.js'
 

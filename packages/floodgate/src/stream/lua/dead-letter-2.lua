@@ -13,7 +13,7 @@ ARGV[3]  error message
 ARGV[4]  delivery count when it was given up
 ARGV[5]  name of the consumer giving up
 
-Returns  1 when moved, 0 when the entry was not pending.
+Returns: 1 when moved, 0 when the entry was not pending.
 The dead letter holds the original fields (if the entry still exists) plus
 _id, _stream, _error, _deliveries, _consumer.
 ]]

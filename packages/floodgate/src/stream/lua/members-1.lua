@@ -9,10 +9,10 @@ KEYS[1]  the member set (ZSET: consumer name -> last heartbeat, Redis TIME in ms
 ARGV[1]  this consumer's name
 ARGV[2]  member TTL (ms)
 
-Returns  the live members' names (in score order; callers sort them)
+Returns: the live members' names (in score order; callers sort them)
 ]]
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+--- @include "../../redis/lua/includes/now-ms"
+local nowMs = redisNowMs()
 local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], nowMs, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (nowMs - ttl))

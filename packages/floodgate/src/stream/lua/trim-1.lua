@@ -11,7 +11,7 @@ KEYS[1]  the stream
 
 ARGV[1]  the group whose lag is reported
 
-Returns  { trimmed (entries removed),
+Returns: { trimmed (entries removed),
            length (XLEN after trimming),
            pending (entries pending in ARGV[1]'s group),
            oldest pending id of that group, or '' when none,
@@ -20,8 +20,8 @@ Returns  { trimmed (entries removed),
            undelivered (entries not yet delivered to that group: XINFO's lag when Redis knows it,
                         else 1 when at least one exists, 0 when none) }
 ]]
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+--- @include "../../redis/lua/includes/now-ms"
+local nowMs = redisNowMs()
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return { 0, 0, 0, '', '', nowMs, 0 }
 end

@@ -1,0 +1,1 @@
+export { fullJitterDelayMs } from './full_jitter.js'

@@ -1,0 +1,29 @@
+import { ScriptContractError } from '../errors/index.js'
+import { LuaScript } from '../redis/lua_script.js'
+
+/** Set one membership (like, favourite) to a state; ranking and event on a change (`lua/toggle-4.lua`). */
+export const toggleScript = new LuaScript(new URL('./lua/toggle-4.lua', import.meta.url))
+/** Count a play once per viewer per dedupe window (`lua/play-5.lua`). */
+export const playScript = new LuaScript(new URL('./lua/play-5.lua', import.meta.url))
+
+/** What `toggle-4.lua` and `play-5.lua` answer: whether it counted, the count after, the event id. */
+export interface InteractionReply {
+  changed: boolean
+  count: number
+  /** Stream entry id of the event appended, undefined when nothing changed. */
+  eventId: string | undefined
+}
+
+/** `{ 1 | 0, count, event id }` of `toggle-4.lua` or `play-5.lua` (`script` names it in the error). */
+export function interactionReply(script: LuaScript, reply: unknown): InteractionReply {
+  if (
+    Array.isArray(reply) &&
+    reply.length === 3 &&
+    (reply[0] === 0 || reply[0] === 1) &&
+    typeof reply[1] === 'number' &&
+    typeof reply[2] === 'string'
+  ) {
+    return { changed: reply[0] === 1, count: reply[1], eventId: reply[2] === '' ? undefined : reply[2] }
+  }
+  throw new ScriptContractError(script.name, reply)
+}

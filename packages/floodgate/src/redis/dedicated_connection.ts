@@ -1,0 +1,44 @@
+import { Cluster, type ClusterOptions, type Redis, type RedisOptions } from 'ioredis'
+import type { RedisClient } from './types.js'
+
+/** How a dedicated connection differs from the client it is opened from; unset fields are inherited. */
+export interface DedicatedConnectionOptions {
+  /** Per-command timeout (ms), or `null` for none (a subscriber, a blocking read). @default the client's */
+  commandTimeoutMs?: number | null
+  /** Queue commands sent while (re)connecting instead of failing them at once. @default the client's */
+  offlineQueue?: boolean
+  /** ioredis `maxRetriesPerRequest`. @default the client's */
+  maxRetriesPerRequest?: number
+}
+
+/**
+ * Opens a connection of its own next to `client` (same nodes, credentials, TLS and key prefix;
+ * for a Cluster its `redisOptions` too), for work that must not share the client's: a pub/sub
+ * subscriber, blocking reads, WAIT after writes, slow maintenance. It connects now. Its `error`
+ * events are swallowed (on a Cluster too): each failed command rejects on its own, and an
+ * unhandled `error` event would crash the process. The caller disconnects it when done.
+ */
+export function openDedicatedConnection(
+  client: RedisClient,
+  options: DedicatedConnectionOptions = {},
+): RedisClient {
+  const node: RedisOptions = { lazyConnect: false }
+  if (options.commandTimeoutMs !== undefined) node.commandTimeout = options.commandTimeoutMs ?? undefined
+  if (options.offlineQueue !== undefined) node.enableOfflineQueue = options.offlineQueue
+  if (options.maxRetriesPerRequest !== undefined) node.maxRetriesPerRequest = options.maxRetriesPerRequest
+  let connection: RedisClient
+  if (client instanceof Cluster) {
+    const { lazyConnect, enableOfflineQueue, ...perNode } = node
+    const overrides: ClusterOptions = {
+      lazyConnect,
+      // duplicate() replaces redisOptions as a whole: keep the client's, then override
+      redisOptions: { ...client.options.redisOptions, ...perNode },
+    }
+    if (enableOfflineQueue !== undefined) overrides.enableOfflineQueue = enableOfflineQueue
+    connection = client.duplicate(undefined, overrides)
+  } else {
+    connection = (client as Redis).duplicate(node)
+  }
+  connection.on('error', () => {})
+  return connection
+}

@@ -1,0 +1,8 @@
+export {
+  integerAtLeast,
+  integerIn,
+  nonEmptyString,
+  nonNegativeInteger,
+  positiveInteger,
+  share,
+} from './checks.js'
