@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../config/index.js'
 import { openDatabase } from '../db/connect.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
 import { connectRedis } from '../redis/connect.js'
+import { integerArgument } from './integer_argument.js'
 
 /**
  * `npm run rebuild-counters -w video-api -- [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions 16] [--top-k 1000]`
@@ -16,12 +17,6 @@ import { connectRedis } from '../redis/connect.js'
  */
 const usage =
   'usage: rebuild-counters [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions 16] [--top-k 1000] [--config file]'
-
-function int(name: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback
-  if (!/^[1-9]\d{0,8}$/.test(text)) throw new ConfigError(`--${name}`, `must be a positive integer\n${usage}`)
-  return Number(text)
-}
 
 try {
   const { values } = parseArgs({
@@ -50,12 +45,14 @@ try {
       redis: redis.client,
       sql: kyselySqlDatabase(database.db),
       prefix: config.redisPrefix,
-      partitions: int('partitions', values.partitions, 16),
-      topK: int('top-k', values['top-k'], 1000),
+      partitions: integerArgument('partitions', values.partitions, 16, 1, usage),
+      topK: integerArgument('top-k', values['top-k'], 1000, 1, usage),
       onEvent: (event) => process.stderr.write(`${event.type}\n`),
     })
     if (values.reconcile) {
-      const report = await recovery.reconcile({ maxVideos: int('max-videos', values['max-videos'], 2 ** 31) })
+      const report = await recovery.reconcile({
+        maxVideos: integerArgument('max-videos', values['max-videos'], 2 ** 31, 1, usage),
+      })
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
       if (report.drifted.length > 0 || report.columnDrift.length > 0) process.exitCode = 3
     } else {

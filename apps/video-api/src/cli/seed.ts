@@ -4,6 +4,7 @@ import { openDatabase } from '../db/connect.js'
 import { migrateToLatest, withAdvisoryLock } from '../db/migrate.js'
 import { SEED_ANCHOR_MS } from '../db/prepare.js'
 import { seedCatalog } from '../seed/insert.js'
+import { integerArgument } from './integer_argument.js'
 
 /**
  * `npm run seed -- --users N --videos M [--seed S] [--anchor ISO-date]`:
@@ -11,14 +12,6 @@ import { seedCatalog } from '../seed/insert.js'
  * (DATABASE_URL, or PGlite in DATA_DIR) and prints rows per second.
  */
 const usage = 'usage: npm run seed -- --users N --videos M [--seed 42] [--anchor 2026-11-01T00:00:00Z]'
-
-function positiveInt(name: string, text: string | undefined, fallback: number, min: number): number {
-  if (text === undefined) return fallback
-  if (!/^\d+$/.test(text) || Number(text) < min || !Number.isSafeInteger(Number(text))) {
-    throw new ConfigError(`--${name}`, `must be an integer ≥ ${min}, got ${JSON.stringify(text)}\n${usage}`)
-  }
-  return Number(text)
-}
 
 try {
   const { values } = parseArgs({
@@ -36,9 +29,9 @@ try {
   if (Number.isNaN(anchorMs))
     throw new ConfigError('--anchor', `must be an ISO date, got ${JSON.stringify(values.anchor)}`)
   const plan = {
-    users: positiveInt('users', values.users, 1000, 1),
-    videos: positiveInt('videos', values.videos, 10_000, 0),
-    seed: positiveInt('seed', values.seed, 42, 0),
+    users: integerArgument('users', values.users, 1000, 1, usage),
+    videos: integerArgument('videos', values.videos, 10_000, 0, usage),
+    seed: integerArgument('seed', values.seed, 42, 0, usage),
     anchorMs,
   }
   const database = await openDatabase(config)
