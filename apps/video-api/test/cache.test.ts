@@ -1,14 +1,11 @@
-import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { BloomFilter } from 'floodgate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
 import type { VideoCacheSettings } from '../src/cache/settings.js'
 import type { VideoReader } from '../src/videos/reader.js'
-import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
-import { createTestDatabase, type TestDatabase } from './support/database.js'
-import { deleteByPrefix as deleteKeys, testRedisClient } from './support/redis.js'
+import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
+import { testRedisClient } from './support/redis.js'
 
 /** Counts the reads that reach the SQL reader (= database queries of the read path). */
 function counting(reader: VideoReader) {
@@ -34,19 +31,11 @@ interface CachedApp {
 }
 
 const redis = testRedisClient()
-const databases: TestDatabase[] = []
-const apps: FastifyInstance[] = []
+const testApps: TestApp[] = []
 
 async function cachedApp(label: string, cache: VideoCacheSettings): Promise<CachedApp> {
-  const database = await createTestDatabase(label)
-  databases.push(database)
-  const prefix = `vatest:${label}:${process.pid}:${randomBytes(3).toString('hex')}`
   let calls = { getById: 0, recommend: 0 }
-  const app = await buildApp({
-    db: database.db,
-    redis,
-    redisPrefix: prefix,
-    jwtSecret: TEST_JWT_SECRET,
+  const t = await createTestApp(label, {
     wrapReader: (reader) => {
       const c = counting(reader)
       calls = c.calls
@@ -55,12 +44,8 @@ async function cachedApp(label: string, cache: VideoCacheSettings): Promise<Cach
     // a generous Redis timeout: the test machine is shared and busy
     cache: { redisTimeoutMs: 1000, ...cache },
   })
-  apps.push(app)
-  return { app, calls, prefix }
-}
-
-async function deleteByPrefix(prefix: string) {
-  await deleteKeys(redis, prefix)
+  testApps.push(t)
+  return { app: t.app, calls, prefix: t.prefix }
 }
 
 let gated: CachedApp
@@ -72,9 +57,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  for (const app of apps) await app.close()
-  for (const database of databases) await database.close()
-  for (const app of [gated, plain]) await deleteByPrefix(app.prefix)
+  for (const t of testApps) await t.close()
   redis.disconnect()
 })
 
