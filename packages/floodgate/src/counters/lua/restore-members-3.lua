@@ -25,6 +25,7 @@ ARGV[7..] user ids to add (may be none: the marker alone is recorded)
 
 Returns: { restored (1 the members were added, 0 the video was already restored), SCARD after the step }
 ]]
+--- @include "includes/all-time-score"
 if ARGV[4] == 'merge' then
   if redis.call('HSETNX', KEYS[3], ARGV[5], '1') == 0 then
     return { 0, redis.call('SCARD', KEYS[1]) }
@@ -38,11 +39,6 @@ for i = 7, #ARGV, 1000 do
 end
 local count = redis.call('SCARD', KEYS[1])
 if ARGV[3] == '1' then
-  if count > 0 then
-    redis.call('ZADD', KEYS[2], count, ARGV[1])
-    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[2]) + 1))
-  else
-    redis.call('ZREM', KEYS[2], ARGV[1])
-  end
+  setAllTimeScore(KEYS[2], ARGV[1], count, tonumber(ARGV[2]))
 end
 return { 1, count }

@@ -13,6 +13,7 @@ ARGV[4]  mode: 'merge' = counter becomes max(counter, ARGV[2]) (idempotent; play
 A counter of 0 removes the video from the ranking ZSET.
 Returns: the counter after the step (integer).
 ]]
+--- @include "includes/all-time-score"
 local db = tonumber(ARGV[2])
 local value = db
 if ARGV[4] == 'merge' then
@@ -20,10 +21,5 @@ if ARGV[4] == 'merge' then
   if current > db then value = current end
 end
 redis.call('SET', KEYS[1], value)
-if value > 0 then
-  redis.call('ZADD', KEYS[2], value, ARGV[1])
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(tonumber(ARGV[3]) + 1))
-else
-  redis.call('ZREM', KEYS[2], ARGV[1])
-end
+setAllTimeScore(KEYS[2], ARGV[1], value, tonumber(ARGV[3]))
 return value
