@@ -1,10 +1,10 @@
-import type { L1Cache } from './l1/l1_cache.js'
 import type { L2Store } from './l2/l2_store.js'
 
 /** What {@link invalidateKeys} needs from its cache. */
 export interface InvalidationContext {
   instanceId: string
-  l1: L1Cache<unknown> | undefined
+  /** This process's L1 (its `delete` also moves the L1 epoch). */
+  l1: { delete(keys: readonly string[]): void } | undefined
   l2: L2Store
   versionTtlMs: number
   retries: number
