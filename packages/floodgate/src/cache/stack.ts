@@ -3,7 +3,7 @@ import { CircuitBreaker } from '../circuit_breaker/index.js'
 import { settleWithin } from '../deadline/index.js'
 import { StoreUnavailableError } from '../errors/index.js'
 import { bindCacheMetrics } from '../metrics/index.js'
-import { inSpan, type SpanAttributes, warmTracing } from '../observability/index.js'
+import { inSpan, type Logger, logError, type SpanAttributes, warmTracing } from '../observability/index.js'
 import { KeySpace } from '../redis/index.js'
 import { CacheBus } from './bus/cache_bus.js'
 import { WakeWaiters } from './bus/wake_waiters.js'
@@ -97,7 +97,29 @@ export class CacheStack<T> {
       },
     })
     if (this.o.registry) bindCacheMetrics(this.o.registry, this.o.name, this.events)
+    if (this.o.logger) this.logTo(this.o.logger)
     warmTracing()
+  }
+
+  private logTo(logger: Logger): void {
+    const cache = this.o.name
+    this.events.on('breaker', ({ state, previous }) => {
+      if (state === 'open')
+        logger.warn(
+          { primitive: 'cache', cache, state, previous },
+          `cache ${cache}: L2 breaker open, serving from L1 and the loader without Redis`,
+        )
+    })
+    this.events.on('background_error', ({ key, error, task }) => {
+      const fields = { primitive: 'cache', cache, key, task, err: error }
+      if (task === 'refresh') logger.warn(fields, `cache ${cache}: background refresh of ${key} failed`)
+      else
+        logError(
+          logger,
+          fields,
+          `cache ${cache}: ${task} of ${key} given up, entries may stay until their TTL`,
+        )
+    })
   }
 
   /**

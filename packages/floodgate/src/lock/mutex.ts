@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
-import { type FloodgateLogger, inSpan } from '../observability/index.js'
+import { inSpan, type Logger } from '../observability/index.js'
 import { awaitFirstConnection, KeySpace, type RedisClient } from '../redis/index.js'
 import { LockAbortedError, LockLostError, LockTimeoutError } from './errors.js'
 import { type AcquireOutcome, MutexEventEmitter } from './events.js'
@@ -30,7 +30,7 @@ export interface MutexOptions {
   /** Emitter for this mutex's events; pass one to share it (and its metrics) across many mutexes. */
   events?: MutexEventEmitter
   /** Warned (`warn`) when a lease ends `lost` or `expired`: the protected work lost its lock. */
-  logger?: FloodgateLogger
+  logger?: Logger
 }
 
 export interface AcquireOptions {
@@ -66,7 +66,7 @@ export class Mutex {
   readonly events: MutexEventEmitter
   private readonly redis: RedisClient
   private readonly options: Required<Omit<MutexOptions, 'events' | 'logger'>>
-  private readonly logger: FloodgateLogger | undefined
+  private readonly logger: Logger | undefined
 
   /**
    * @param keys `lock` and `fence` must share a hash tag (e.g.
