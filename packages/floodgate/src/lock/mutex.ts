@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
-import { inSpan, type Logger } from '../observability/index.js'
+import { inSpan, type Logger, warmTracing } from '../observability/index.js'
 import { awaitFirstConnection, KeySpace, type RedisClient } from '../redis/index.js'
 import { LockAbortedError, LockLostError, LockTimeoutError } from './errors.js'
 import { type AcquireOutcome, MutexEventEmitter } from './events.js'
@@ -76,6 +76,7 @@ export class Mutex {
   constructor(redis: RedisClient, keys: { lock: string; fence: string }, options: MutexOptions = {}) {
     this.redis = redis
     this.keys = { lock: keys.lock, fence: keys.fence }
+    warmTracing()
     const { events, logger, ...rest } = options
     this.events = events ?? new MutexEventEmitter()
     this.logger = logger
