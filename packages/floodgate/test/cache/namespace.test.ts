@@ -1,6 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createCache, createRedisClient, InvalidArgumentError, NOT_FOUND } from '../../src/index.js'
+import {
+  createCache,
+  createRedisClient,
+  InvalidArgumentError,
+  NOT_FOUND,
+  StoreUnavailableError,
+} from '../../src/index.js'
 import { commandCalls } from '../support/command_stats.js'
 import { deleteByPrefix, TEST_REDIS_TARGET, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
@@ -132,4 +138,34 @@ describe('namespaces', () => {
       await deleteByPrefix(redis, `${prefix}-procs`)
     }
   }, 90_000)
+})
+
+describe('a namespace whose generation cannot be read (Redis down)', () => {
+  it('loads without caching, get answers undefined, set and clear throw StoreUnavailableError', async () => {
+    const server = await PrivateRedis.start()
+    const client = createRedisClient(server.url, { commandTimeoutMs: 200 })
+    client.on('error', () => {})
+    const cache = createCache<string>({ redis: client, name: 'down', redisTimeoutMs: 200 })
+    try {
+      await cache.ready
+      await server.kill()
+      const ns = cache.namespace('n')
+      let loads = 0
+      const loader = async (key: string) => {
+        loads++
+        return `${key}!`
+      }
+      expect(await ns.getOrLoad('k', loader)).toBe('k!')
+      expect(await ns.getOrLoad('k', loader)).toBe('k!')
+      expect(loads).toBe(2) // nothing cached: the generation (and so the key) is unknown
+      expect(await ns.get('k')).toBeUndefined()
+      await expect(ns.set('k', 'v')).rejects.toBeInstanceOf(StoreUnavailableError)
+      await expect(ns.clear()).rejects.toBeInstanceOf(StoreUnavailableError)
+      expect(await ns.invalidate('k')).toEqual({ retrying: [], published: false })
+    } finally {
+      cache.close()
+      client.disconnect()
+      await server.destroy()
+    }
+  })
 })
