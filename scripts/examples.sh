@@ -17,21 +17,37 @@ for file in README.md LICENSE package.json dist/index.js dist/index.d.ts; do
   grep -qx "package/$file" <<<"$listing" || { echo "the tarball lacks $file" >&2; exit 1; }
 done
 if grep -qE '\.lua$' <<<"$listing"; then echo "the tarball ships .lua files: not embedded?" >&2; exit 1; fi
+# the repository-only export condition (TypeScript sources) is stripped at pack time
+if tar -xzOf "$tarball" package/package.json | grep -q floodgate-source; then
+  echo "the packed package.json names the floodgate-source condition" >&2; exit 1
+fi
+if [ -e "$repo/packages/floodgate/.package.json.dev" ]; then echo "postpack did not restore package.json" >&2; exit 1; fi
 
 for version in "${versions[@]}"; do
   app="$work/app-ioredis-$version"
   mkdir -p "$app"
   cp -r "$repo/examples/." "$app/"
   rm -rf "$app/dist" "$app/node_modules"
-  # prom-client: an optional peer at run time, but floodgate's declaration files name its types
-  (cd "$app" && npm install --no-audit --no-fund --silent "$tarball" "ioredis@$version" prom-client@15 \
+  # no prom-client nor @opentelemetry/api: both optional peers, and no public type names them
+  (cd "$app" && npm install --no-audit --no-fund --silent "$tarball" "ioredis@$version" \
     "@types/node@$(node -p "require('$repo/node_modules/@types/node/package.json').version")")
   if [ -d "$app/node_modules/floodgate/node_modules/ioredis" ]; then
     echo "floodgate brought its own ioredis next to the app's $version" >&2
     exit 1
   fi
-  echo "--- ioredis $version: type-check and build"
+  for peer in prom-client @opentelemetry/api; do
+    if [ -d "$app/node_modules/$peer" ]; then echo "$peer got installed: the check below proves nothing" >&2; exit 1; fi
+  done
+  # every entry point's declarations, type-checked (skipLibCheck off) without the optional peers
+  node -e '
+    const entries = Object.keys(require(process.argv[1]).exports).filter((e) => e !== "./package.json")
+    console.log(entries.map((e, i) => `export * as e${i} from "${e.replace(/^\./, "floodgate")}"`).join("\n"))
+  ' "$app/node_modules/floodgate/package.json" >"$app/entry-points.ts"
+  echo "--- ioredis $version: type-check (every entry point, no prom-client) and build"
   (cd "$app" && "$repo/node_modules/.bin/tsc" -p .)
+  echo '{ "extends": "./tsconfig.json", "compilerOptions": { "noEmit": true }, "include": ["entry-points.ts"] }' \
+    >"$app/tsconfig.entry-points.json"
+  (cd "$app" && "$repo/node_modules/.bin/tsc" -p tsconfig.entry-points.json)
   for example in cache-aside rate-limit lock; do
     (cd "$app" && timeout 30 node "dist/$example/main.js")
   done

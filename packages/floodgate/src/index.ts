@@ -8,7 +8,14 @@ export * from './guard/index.js'
 export * from './interactions/index.js'
 export * from './lock/index.js'
 export * from './metrics/index.js'
-export * from './observability/index.js'
+// warmTracing and logError stay internal
+export {
+  type FloodgateLogger,
+  inSpan,
+  type LogFields,
+  type Logger,
+  type SpanAttributes,
+} from './observability/index.js'
 export * from './rankings/index.js'
 export * from './ratelimit/index.js'
 export * from './redis/index.js'

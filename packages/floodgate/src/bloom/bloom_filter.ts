@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fullJitterDelayMs } from '../backoff/index.js'
-import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
+import { InvalidArgumentError, ScriptContractError, StoreUnavailableError } from '../errors/index.js'
+import type { Logger } from '../observability/index.js'
 import { KeySpace, type RedisClient } from '../redis/index.js'
 import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import { BloomLayout, type Generations, sameGenerations } from './layout.js'
@@ -41,7 +42,16 @@ export interface BloomFilterOptions {
    * 20 times the CPU, here and in Redis). @default 67_108_864 (64 MiB: m up to 2^29 bits)
    */
   rebuildBufferMaxBytes?: number
+  /**
+   * Where the filter logs a query that failed open on a Redis error or unstable generations
+   * (warn, at most one line per reason per {@link FAIL_OPEN_LOG_INTERVAL_MS}); see {@link Logger}.
+   * @default none (the `failOpen` event and `stats` only)
+   */
+  logger?: Logger
 }
+
+/** Shortest time (ms) between two fail-open log lines of one reason: the event and stats count every one. */
+export const FAIL_OPEN_LOG_INTERVAL_MS = 10_000
 
 /** Emitted as `failOpen` when a query answered "maybe" for every item without asking the bits. */
 export interface BloomFailOpenEvent {
@@ -86,12 +96,15 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
   private readonly itemsPerCall: number
   private readonly rebuildBufferMaxBytes: number
   private generations: Generations | undefined
+  private readonly logger: Logger | undefined
+  private readonly lastLoggedMs = new Map<BloomFailOpenEvent['reason'], number>()
 
   /** @throws {InvalidArgumentError} on missing or out-of-range options. */
   constructor(options: BloomFilterOptions) {
     super()
     this.redis = options.redis
     this.name = options.name
+    this.logger = options.logger
     if (options.keySpace) this.keySpace = options.keySpace
     else if (options.prefix !== undefined) this.keySpace = new KeySpace(options.prefix)
     else throw new InvalidArgumentError('keySpace', 'give keySpace or prefix')
@@ -262,6 +275,18 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
     else if (reason === 'redis-error') this.stats.failOpenRedisError++
     else this.stats.failOpenUnstable++
     this.emit('failOpen', error === undefined ? { reason, items } : { reason, items, error })
+    const now = Date.now()
+    if (
+      this.logger &&
+      reason !== 'not-ready' &&
+      now - (this.lastLoggedMs.get(reason) ?? 0) >= FAIL_OPEN_LOG_INTERVAL_MS
+    ) {
+      this.lastLoggedMs.set(reason, now)
+      this.logger.warn(
+        { primitive: 'bloomFilter', filter: this.name, reason, err: error },
+        `bloom ${this.name}: answered "maybe" without its bits (${reason})`,
+      )
+    }
     return new Array<boolean>(items).fill(true)
   }
 }

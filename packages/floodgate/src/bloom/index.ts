@@ -1,4 +1,9 @@
-export { type BloomFailOpenEvent, BloomFilter, type BloomFilterOptions } from './bloom_filter.js'
+export {
+  type BloomFailOpenEvent,
+  BloomFilter,
+  type BloomFilterOptions,
+  FAIL_OPEN_LOG_INTERVAL_MS,
+} from './bloom_filter.js'
 export { BloomRebuildError } from './errors.js'
 export type { Generations } from './layout.js'
 export { BitPositions, type ItemBits } from './positions.js'

@@ -9,6 +9,8 @@ import {
   type Deadline,
   withinDeadline,
 } from '../deadline/index.js'
+import { InvalidArgumentError } from '../errors/index.js'
+import type { Logger } from '../observability/index.js'
 import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { RedisClient } from '../redis/index.js'
 import { nonNegativeInteger } from '../validation/index.js'
@@ -38,6 +40,8 @@ export interface BloomReplicaOptions {
   retryBaseMs?: number
   /** Longest wait (ms) between load attempts. @default 5_000 */
   retryMaxMs?: number
+  /** Where a failed load of the bits is logged (warn; it is retried); see {@link Logger}. @default none (the `loadError` event only) */
+  logger?: Logger
 }
 
 /** Defaults of {@link BloomReplicaOptions}, in one place. */
@@ -134,11 +138,13 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
   private connectedOnce = false
   /** Resolves {@link start}'s wait after the first load attempt. */
   private attempted: (() => void) | undefined
+  private readonly logger: Logger | undefined
 
   /** @throws {InvalidArgumentError} on out-of-range options. */
   constructor(options: BloomReplicaOptions) {
     super()
     this.filter = options.filter
+    this.logger = options.logger
     const source = options.filter.replicaSource()
     this.layout = source.layout
     this.positions = source.positions
@@ -373,6 +379,10 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
       } catch (error) {
         this.buffer = undefined
         this.emit('loadError', error)
+        this.logger?.warn(
+          { primitive: 'bloomReplica', filter: this.filter.name, err: error },
+          `bloom replica ${this.filter.name}: loading the bits failed, retrying`,
+        )
         reason = 'retry'
       }
       this.attempted?.()

@@ -38,8 +38,11 @@ export interface CacheEvents {
   outcome: [CacheOutcomeEvent]
   /** The L2 circuit breaker changed state. */
   breaker: [{ state: BreakerState; previous: BreakerState }]
-  /** A background refresh (stale-while-revalidate) or invalidation retry failed. */
-  background_error: [{ key: string; error: unknown; task: 'refresh' | 'invalidate' }]
+  /**
+   * A background refresh (stale-while-revalidate), invalidation retry or namespace clear broadcast
+   * failed for good (`key`: the namespace's name for `clear`).
+   */
+  background_error: [{ key: string; error: unknown; task: 'refresh' | 'invalidate' | 'clear' }]
 }
 
 /** Typed `EventEmitter` of {@link CacheEvents}. */

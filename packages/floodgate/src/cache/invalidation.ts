@@ -8,7 +8,8 @@ const RETRY_BASE_MS = 100
 /** What {@link invalidateKeys} needs from its cache. */
 export interface InvalidationContext {
   instanceId: string
-  l1: L1Cache<unknown> | undefined
+  /** This process's L1 (its `delete` also moves the L1 epoch). */
+  l1: { delete(keys: readonly string[]): void } | undefined
   l2: L2Store
   versionTtlMs: number
   retries: number

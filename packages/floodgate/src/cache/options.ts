@@ -1,6 +1,7 @@
-import type { Registry } from 'prom-client'
 import { DEADLINE_DEFAULTS, type Deadline } from '../deadline/index.js'
 import { InvalidArgumentError } from '../errors/index.js'
+import type { MetricsRegistry } from '../metrics/registry.js'
+import type { Logger } from '../observability/index.js'
 import type { RedisClient } from '../redis/index.js'
 import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import type { Codec } from './codec.js'
@@ -101,10 +102,16 @@ export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> 
   l1?: L1Options | false
   /** Circuit breaker on L2. @default { failureThreshold: 5, coolDownMs: 5_000 } */
   breaker?: BreakerOptions
-  /** prom-client registry to register the cache metrics in. @default none (events only) */
-  registry?: Registry
+  /** Registry (a prom-client `Registry`) to register the cache metrics in. @default none (events only) */
+  registry?: MetricsRegistry
   /** Attempts for a failed L2 invalidation, retried in the background with backoff. @default 5 */
   invalidateRetries?: number
+  /**
+   * Where the cache logs what needs a human (see {@link Logger}): the L2 breaker opening (warn),
+   * a failed background refresh (warn), an invalidation or namespace clear given up (error).
+   * @default none (events only)
+   */
+  logger?: Logger
 }
 
 /** Call-level options after layering; every field set. */
@@ -180,7 +187,8 @@ export interface ResolvedCacheOptions<T> {
   redisDeadline: Deadline
   l1: Required<L1Options> | false
   breaker: Required<BreakerOptions>
-  registry: Registry | undefined
+  registry: MetricsRegistry | undefined
+  logger: Logger | undefined
   invalidateRetries: number
   call: ResolvedCallOptions
 }
@@ -236,6 +244,7 @@ export function resolveCacheOptions<T>(
     l1,
     breaker,
     registry: options.registry,
+    logger: options.logger,
     invalidateRetries,
     call,
   }

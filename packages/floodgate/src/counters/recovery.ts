@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { type Lease, Mutex } from '../lock/index.js'
+import { type Logger, logError } from '../observability/index.js'
 import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import { integerIn } from '../validation/index.js'
@@ -45,6 +46,11 @@ export interface CountsRecoveryOptions {
   lockTtlMs?: number
   /** Observer of checks and rebuilds. */
   onEvent?: (event: RecoveryEvent) => void
+  /**
+   * Where recovery logs (see {@link Logger}): the epoch marker missing (warn: counters are being
+   * rebuilt), a failed check (warn), an aborted rebuild (error). @default none
+   */
+  logger?: Logger
 }
 
 /** Outcome of {@link CountsRecovery.rebuild}; `not-needed`: a rebuild a failed check started found the marker back (another instance rebuilt it). */
@@ -287,10 +293,26 @@ export class CountsRecovery {
   }
 
   private emit(event: RecoveryEvent): void {
+    this.log(event)
     try {
       this.options.onEvent?.(event)
     } catch {
       // An observer's failure must not stop recovery.
     }
+  }
+
+  private log(event: RecoveryEvent): void {
+    const logger = this.options.logger
+    if (logger === undefined) return
+    const fields = { primitive: 'countsRecovery', prefix: this.options.prefix }
+    if (event.type === 'epoch-missing')
+      logger.warn(fields, 'counts recovery: epoch marker missing, rebuilding counters from PostgreSQL')
+    else if (event.type === 'error')
+      logger.warn(
+        { ...fields, phase: event.phase, err: event.error },
+        `counts recovery: ${event.phase} failed`,
+      )
+    else if (event.type === 'rebuild-aborted')
+      logError(logger, { ...fields, err: event.error }, 'counts recovery: rebuild aborted')
   }
 }

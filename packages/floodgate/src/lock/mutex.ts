@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fullJitterDelayMs } from '../backoff/index.js'
-import { InvalidArgumentError } from '../errors/index.js'
-import { type FloodgateLogger, inSpan } from '../observability/index.js'
+import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import { inSpan, type Logger, warmTracing } from '../observability/index.js'
 import { awaitFirstConnection, KeySpace, type RedisClient } from '../redis/index.js'
 import { positiveInteger } from '../validation/index.js'
 import { LockAbortedError, LockLostError, LockTimeoutError } from './errors.js'
@@ -32,7 +32,7 @@ export interface MutexOptions {
   /** Emitter for this mutex's events; pass one to share it (and its metrics) across many mutexes. */
   events?: MutexEventEmitter
   /** Warned (`warn`) when a lease ends `lost` or `expired`: the protected work lost its lock. */
-  logger?: FloodgateLogger
+  logger?: Logger
 }
 
 export interface AcquireOptions {
@@ -68,7 +68,7 @@ export class Mutex {
   readonly events: MutexEventEmitter
   private readonly redis: RedisClient
   private readonly options: Required<Omit<MutexOptions, 'events' | 'logger'>>
-  private readonly logger: FloodgateLogger | undefined
+  private readonly logger: Logger | undefined
 
   /**
    * @param keys `lock` and `fence` must share a hash tag (e.g.
@@ -78,6 +78,7 @@ export class Mutex {
   constructor(redis: RedisClient, keys: { lock: string; fence: string }, options: MutexOptions = {}) {
     this.redis = redis
     this.keys = { lock: keys.lock, fence: keys.fence }
+    warmTracing()
     const { events, logger, ...rest } = options
     this.events = events ?? new MutexEventEmitter()
     this.logger = logger

@@ -1,7 +1,7 @@
-import type { Registry } from 'prom-client'
 import { CACHE_OUTCOMES, type CacheEventEmitter, type CacheOutcome } from '../cache/events.js'
 import type { BreakerState } from '../circuit_breaker/index.js'
 import { promClient } from './prom_client.js'
+import type { MetricsRegistry } from './registry.js'
 import { sharedMetric } from './shared_metric.js'
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 }
@@ -13,7 +13,7 @@ const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, half_open: 1, o
  * - `floodgate_cache_load_duration_seconds{cache}` histogram of loader time (s).
  * Several caches may share one registry (the metrics are created once).
  */
-export function bindCacheMetrics(registry: Registry, cache: string, events: CacheEventEmitter): void {
+export function bindCacheMetrics(registry: MetricsRegistry, cache: string, events: CacheEventEmitter): void {
   const { Counter, Gauge, Histogram } = promClient()
   const counter = sharedMetric(registry, Counter, {
     name: 'floodgate_cache_events_total',

@@ -1,11 +1,11 @@
-import type { Registry } from 'prom-client'
 import type { ConcurrencyGuard } from '../guard/index.js'
 import { SHED_REASONS } from '../guard/index.js'
 import { promClient } from './prom_client.js'
+import type { MetricsRegistry } from './registry.js'
 import { sharedMetric } from './shared_metric.js'
 
 // Gauges read the guards at scrape time: one list per registry, keyed by the `guard` label.
-const guardsByRegistry = new WeakMap<Registry, Map<string, ConcurrencyGuard>>()
+const guardsByRegistry = new WeakMap<MetricsRegistry, Map<string, ConcurrencyGuard>>()
 
 /**
  * Registers the guard metrics in `registry` and feeds them from `guard`
@@ -16,7 +16,7 @@ const guardsByRegistry = new WeakMap<Registry, Map<string, ConcurrencyGuard>>()
  * - `floodgate_guard_queue_wait_seconds{guard}` histogram of the queue wait (s) of admitted calls.
  * Several guards may share one registry under different names (the metrics are created once).
  */
-export function bindGuardMetrics(registry: Registry, guard: ConcurrencyGuard): void {
+export function bindGuardMetrics(registry: MetricsRegistry, guard: ConcurrencyGuard): void {
   const { Counter, Gauge, Histogram } = promClient()
   const name = guard.options.name
   let guards = guardsByRegistry.get(registry)

@@ -1,6 +1,6 @@
-import type { Registry } from 'prom-client'
 import { ACQUIRE_OUTCOMES, LEASE_END_REASONS, type MutexEventEmitter } from '../lock/events.js'
 import { promClient } from './prom_client.js'
+import type { MetricsRegistry } from './registry.js'
 import { sharedMetric } from './shared_metric.js'
 
 /**
@@ -14,7 +14,7 @@ import { sharedMetric } from './shared_metric.js'
  *   ones that lost their lock while held: `lost`, `expired`).
  * Every series exists at 0 from the start. Several names may share one registry.
  */
-export function bindMutexMetrics(registry: Registry, name: string, events: MutexEventEmitter): void {
+export function bindMutexMetrics(registry: MetricsRegistry, name: string, events: MutexEventEmitter): void {
   const { Counter, Histogram } = promClient()
   const acquisitions = sharedMetric(registry, Counter, {
     name: 'floodgate_mutex_acquisitions_total',

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module'
 import type * as PromClient from 'prom-client'
 import { FloodgateError } from '../errors/index.js'
+import type { MetricsRegistry } from './registry.js'
 
 let loaded: typeof PromClient | undefined
 
@@ -19,4 +20,9 @@ export function promClient(): typeof PromClient {
       cause: error,
     })
   }
+}
+
+/** The prom-client `Registry` behind a {@link MetricsRegistry} (only prom-client registries reach the binders). */
+export function promRegistry(registry: MetricsRegistry): PromClient.Registry {
+  return registry as unknown as PromClient.Registry
 }

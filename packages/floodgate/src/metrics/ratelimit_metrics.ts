@@ -1,7 +1,7 @@
-import type { Registry } from 'prom-client'
 import type { RedisRateLimiter } from '../ratelimit/redis_rate_limiter.js'
 import type { RateLimitSource } from '../ratelimit/types.js'
 import { promClient } from './prom_client.js'
+import type { MetricsRegistry } from './registry.js'
 import { sharedMetric } from './shared_metric.js'
 
 const SOURCES: readonly RateLimitSource[] = ['redis', 'blockedCache', 'failOpen', 'failClosed', 'insurance']
@@ -14,7 +14,7 @@ const SOURCES: readonly RateLimitSource[] = ['redis', 'blockedCache', 'failOpen'
  *   `source="failOpen"` sees a rise from 0.
  * Several limiters may share one registry under different policy names (the metric is created once).
  */
-export function bindRateLimiterMetrics(registry: Registry, limiter: RedisRateLimiter): void {
+export function bindRateLimiterMetrics(registry: MetricsRegistry, limiter: RedisRateLimiter): void {
   const { Counter } = promClient()
   const decisions = sharedMetric(registry, Counter, {
     name: 'floodgate_ratelimit_decisions_total',

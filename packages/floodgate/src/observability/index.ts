@@ -1,2 +1,2 @@
-export type { FloodgateLogger } from './logger.js'
-export { inSpan, type SpanAttributes } from './tracing.js'
+export { type FloodgateLogger, type LogFields, type Logger, logError } from './logger.js'
+export { inSpan, type SpanAttributes, warmTracing } from './tracing.js'

@@ -20,6 +20,15 @@ function otel(): typeof OtelApi | null {
 }
 
 /**
+ * Resolves `@opentelemetry/api` now rather than on the first span: the lookup is a synchronous
+ * `require`, which would otherwise stall the first request of a process. Primitives call it when
+ * they are created.
+ */
+export function warmTracing(): void {
+  otel()
+}
+
+/**
  * Runs `fn` inside an OpenTelemetry span `name` (tracer `floodgate`), the span active in its
  * context so the app's own spans nest under it; an error is recorded on the span and rethrown.
  * Without `@opentelemetry/api` it only runs `fn`; without a registered tracer provider the API's
@@ -30,8 +39,12 @@ export async function inSpan<T>(name: string, attributes: SpanAttributes, fn: ()
   if (otelApi === null) return fn()
   tracer ??= otelApi.trace.getTracer('floodgate')
   const span = tracer.startSpan(name, { attributes })
+  // A span with no valid context (no SDK registered, nothing active) has nothing to propagate.
+  const run = otelApi.trace.isSpanContextValid(span.spanContext())
+    ? () => otelApi.context.with(otelApi.trace.setSpan(otelApi.context.active(), span), fn)
+    : fn
   try {
-    return await otelApi.context.with(otelApi.trace.setSpan(otelApi.context.active(), span), fn)
+    return await run()
   } catch (error) {
     span.recordException(error instanceof Error ? error : String(error))
     span.setStatus({ code: otelApi.SpanStatusCode.ERROR })

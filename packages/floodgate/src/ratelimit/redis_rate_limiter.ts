@@ -1,6 +1,6 @@
 import { checkDeadline, DEADLINE_DEFAULTS, STARTUP_DEFAULTS, withinDeadline } from '../deadline/index.js'
 import { StoreUnavailableError } from '../errors/index.js'
-import { type FloodgateLogger, inSpan } from '../observability/index.js'
+import { inSpan, type Logger, warmTracing } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import { awaitFirstConnection, connectedOnce } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
@@ -51,7 +51,7 @@ export interface RateLimiterOptions extends PolicyOptions {
    */
   startupWaitMs?: number
   /** Warned (`warn`) on every fallback decision, with `key`, `source` and the error. */
-  logger?: FloodgateLogger
+  logger?: Logger
 }
 
 /** A rate limiter on Redis; `events` reports each decision and each fallback. */
@@ -92,6 +92,7 @@ export interface RedisRateLimiter extends RateLimiter {
  */
 export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter {
   const policy = resolvePolicy(options)
+  warmTracing()
   const keySpace = typeof options.prefix === 'string' ? new KeySpace(options.prefix) : options.prefix
   const timeoutMs = positiveInteger('timeoutMs', options.timeoutMs ?? DEADLINE_DEFAULTS.timeoutMs)
   const deadline = checkDeadline('rateLimiter', {

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { Cluster, Redis } from 'ioredis'
 import { fullJitterDelayMs } from '../backoff/index.js'
+import { logError } from '../observability/index.js'
 import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { RedisClient } from '../redis/types.js'
 import { ConsumerMetrics } from './metrics.js'
@@ -405,11 +407,31 @@ export class StreamGroupConsumer {
   }
 
   private emit(event: ConsumerEvent): void {
+    this.log(event)
     try {
       this.options.onEvent?.(event)
     } catch {
       // an observer's bug must not stop the consumer
     }
+  }
+
+  private log(event: ConsumerEvent): void {
+    const logger = this.options.logger
+    if (logger === undefined) return
+    const group = this.options.group
+    const fields = { primitive: 'streamConsumer', group, consumer: this.name }
+    if (event.type === 'error' && event.phase === 'dead-letter')
+      logError(logger, { ...fields, err: event.error }, `stream consumer ${group}: dead-letter write failed`)
+    else if (event.type === 'error')
+      logger.warn(
+        { ...fields, phase: event.phase, err: event.error },
+        `stream consumer ${group}: ${event.phase} failed`,
+      )
+    else if (event.type === 'dead-lettered')
+      logger.warn(
+        { ...fields, stream: event.stream, id: event.id, deliveries: event.deliveries, err: event.error },
+        `stream consumer ${group}: entry ${event.id} dead-lettered after ${event.deliveries} deliveries`,
+      )
   }
 
   private async pause(ms: number): Promise<void> {

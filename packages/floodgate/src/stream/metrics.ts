@@ -1,5 +1,6 @@
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { promClient } from '../metrics/prom_client.js'
+import type { Counter, Gauge, Histogram } from 'prom-client'
+import { promClient, promRegistry } from '../metrics/prom_client.js'
+import type { MetricsRegistry } from '../metrics/registry.js'
 import type { LagSnapshot } from './types.js'
 
 /** Prometheus metrics of one consumer group (label `group`), registered once per registry and name prefix. */
@@ -15,7 +16,7 @@ export class ConsumerMetrics {
   private readonly batch: Histogram<'group'>
 
   constructor(
-    registry: Registry,
+    registry: MetricsRegistry,
     prefix: string,
     private readonly group: string,
   ) {
@@ -23,7 +24,7 @@ export class ConsumerMetrics {
     const labelNames = ['group'] as const
     const get = <T>(name: string, make: () => T): T =>
       (registry.getSingleMetric(`${prefix}${name}`) as T | undefined) ?? make()
-    const registers = [registry]
+    const registers = [promRegistry(registry)]
     this.length = get(
       'length',
       () =>

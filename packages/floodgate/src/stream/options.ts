@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { Registry } from 'prom-client'
 import { InvalidArgumentError } from '../errors/index.js'
+import type { MetricsRegistry } from '../metrics/registry.js'
+import type { Logger } from '../observability/index.js'
 import { positiveInteger } from '../validation/index.js'
 import type { BatchHandler, ConsumerEvent, StreamSource } from './types.js'
 
@@ -97,18 +98,23 @@ export interface StreamConsumerOptions {
    * @default 2000
    */
   helpAfterMs?: number
-  /** prom-client registry for the lag and throughput metrics. @default none (no metrics) */
-  registry?: Registry
+  /** Registry (a prom-client `Registry`) for the lag and throughput metrics. @default none (no metrics) */
+  registry?: MetricsRegistry
   /** Metric name prefix. @default `floodgate_stream_` */
   metricPrefix?: string
-  /** Observer for errors, rejections, dead letters and claims (for logs). @default none */
+  /** Observer for errors, rejections, dead letters and claims. @default none */
   onEvent?: (event: ConsumerEvent) => void
+  /**
+   * Where the consumer logs (see {@link Logger}): an `error` event (warn; the batch is retried, a
+   * failed dead-letter write at error), a dead-lettered entry (warn). @default none
+   */
+  logger?: Logger
 }
 
 export type ResolvedConsumerOptions = Required<
-  Omit<StreamConsumerOptions, 'registry' | 'onEvent' | 'membersKey'>
+  Omit<StreamConsumerOptions, 'registry' | 'onEvent' | 'membersKey' | 'logger'>
 > &
-  Pick<StreamConsumerOptions, 'registry' | 'onEvent' | 'membersKey'>
+  Pick<StreamConsumerOptions, 'registry' | 'onEvent' | 'membersKey' | 'logger'>
 
 /** Applies defaults and checks ranges. @throws {InvalidArgumentError} naming the field. */
 export function resolveConsumerOptions(options: StreamConsumerOptions): ResolvedConsumerOptions {

@@ -94,4 +94,38 @@ describe('OpenTelemetry spans (optional @opentelemetry/api)', () => {
       expect.objectContaining({ name: 'floodgate.mutex.try_acquire', ended: true }),
     )
   })
+
+  it("wraps the cache's Redis steps: Bloom check, L2 read, lock claim and wait, fill", async () => {
+    spans.length = 0
+    const gate = { mightContain: async (items: readonly string[]) => items.map((item) => item !== 'ghost') }
+    const [holder, waiter] = [0, 1].map(() =>
+      createCache<string>({ redis: client, prefix, name: 'steps', redisTimeoutMs: 1000, bloom: gate }),
+    ) as [ReturnType<typeof createCache<string>>, ReturnType<typeof createCache<string>>]
+    await Promise.all([holder.ready, waiter.ready])
+    let release = () => {}
+    const slow = holder.getOrLoad('k', async () => {
+      await new Promise<void>((resolve) => {
+        release = resolve
+      })
+      return 'v'
+    })
+    await expect.poll(() => spans.some((s) => s.name === 'floodgate.cache.load')).toBe(true)
+    const waiting = waiter.getOrLoad('k', async () => 'not me')
+    await expect.poll(() => spans.some((s) => s.name === 'floodgate.cache.lock_wait')).toBe(true)
+    release()
+    expect(await Promise.all([slow, waiting])).toEqual(['v', 'v'])
+    expect(await holder.getOrLoad('ghost', async () => 'never')).toBeUndefined()
+    for (const cache of [holder, waiter]) cache.close()
+
+    const names = spans.map((s) => s.name)
+    for (const step of ['bloom', 'l2_read', 'lock_claim', 'lock_wait', 'load', 'fill'])
+      expect(names).toContain(`floodgate.cache.${step}`)
+    // holder: bloom, l2_read, lock_claim, load, fill; waiter: bloom, l2_read, lock_claim, lock_wait, l2_read
+    expect(names.filter((n) => n === 'floodgate.cache.load')).toHaveLength(1)
+    expect(names.filter((n) => n === 'floodgate.cache.fill')).toHaveLength(1)
+    expect(spans.every((s) => s.ended)).toBe(true)
+    expect(spans.find((s) => s.name === 'floodgate.cache.l2_read')?.attributes).toEqual({
+      'floodgate.cache': 'steps',
+    })
+  })
 })

@@ -7,12 +7,21 @@ export interface InvalidationMessage {
   keys: string[]
 }
 
+/** Message on the invalidation channel: a namespace was cleared and now has `generation`. */
+export interface ClearMessage {
+  from: string
+  namespace: string
+  generation: number
+}
+
 /** Callbacks of {@link CacheBus}. */
 export interface CacheBusHandlers {
   /** A fill published a wake-up for `key`. */
   onFilled(key: string): void
   /** Another instance (or this one) invalidated `keys`. */
   onInvalidated(message: InvalidationMessage): void
+  /** Another instance (or this one) cleared a namespace. */
+  onCleared(message: ClearMessage): void
   /** The subscriber connection came back after a drop: messages may have been missed. */
   onReconnected(): void
 }
@@ -31,8 +40,10 @@ export class CacheBus {
         if (channel === wakeChannel) handlers.onFilled(message.toString('utf8'))
         else if (channel === busChannel) {
           try {
-            const parsed = JSON.parse(message.toString('utf8')) as InvalidationMessage
-            if (Array.isArray(parsed.keys)) handlers.onInvalidated(parsed)
+            const parsed = JSON.parse(message.toString('utf8')) as Partial<InvalidationMessage & ClearMessage>
+            if (Array.isArray(parsed.keys)) handlers.onInvalidated(parsed as InvalidationMessage)
+            else if (typeof parsed.namespace === 'string' && Number.isInteger(parsed.generation))
+              handlers.onCleared(parsed as ClearMessage)
           } catch {
             // not ours; ignore
           }

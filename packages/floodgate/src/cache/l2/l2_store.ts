@@ -1,7 +1,9 @@
 import { Cluster } from 'ioredis'
 import type { CircuitBreaker } from '../../circuit_breaker/index.js'
 import { countsAgainstRedis, type Deadline, withinDeadline } from '../../deadline/index.js'
+import { ScriptContractError } from '../../errors/index.js'
 import type { KeySpace, RedisClient } from '../../redis/index.js'
+import { scopedParts } from '../namespace/scoped_key.js'
 import {
   abandonScript,
   type Claim,
@@ -23,7 +25,9 @@ export type Unavailable = typeof UNAVAILABLE
  * and a loop-aware deadline ({@link withinDeadline}), and answers {@link UNAVAILABLE}
  * instead of throwing on the read path. The breaker counts errors and timeouts during which
  * the event loop sat idle; a wait that ran long because this process was busy does not count.
- * Keys of one cache key share the hash tag `{<key>}`.
+ * Keys of one cache key share the hash tag `{<key>}`; a namespaced id (see `scoped_key.ts`) lives
+ * under `<area>:n:<namespace>:<generation>`, so a clear (a new generation) leaves every older
+ * key (value, negative entry, version, lock) unreachable at once, to expire on its own TTL.
  */
 export class L2Store {
   readonly wakeChannel: string
@@ -41,12 +45,20 @@ export class L2Store {
     this.busChannel = keySpace.channel(`${area}:invalidate`)
   }
 
-  valueKey(key: string): string {
-    return this.keySpace.tagged(this.area, key)
+  valueKey(id: string): string {
+    const parts = scopedParts(id)
+    return parts === undefined
+      ? this.keySpace.tagged(this.area, id)
+      : this.keySpace.tagged(`${this.area}:n:${parts.namespace}:${parts.generation}`, parts.key)
+  }
+
+  /** The key holding a namespace's generation (absent until its first clear: generation 0). */
+  private generationKey(namespace: string): string {
+    return this.keySpace.plain(`${this.area}:n:${namespace}`, 'gen')
   }
 
   private keysOf(key: string) {
-    const value = this.keySpace.tagged(this.area, key)
+    const value = this.valueKey(key)
     return { value, version: `${value}:ver`, lock: `${value}:lock`, wait: `${value}:wait` }
   }
 
@@ -160,6 +172,20 @@ export class L2Store {
   /** Deletes the value key only (a corrupt entry); never throws. */
   async deleteValue(key: string): Promise<void> {
     await this.guard(() => this.redis.del(this.valueKey(key)), true)
+  }
+
+  /** GET of a namespace's generation (absent = 0). `force` skips the breaker's admission (writes). */
+  async generation(namespace: string, force = false): Promise<number | Unavailable> {
+    const reply = await this.guard(() => this.redis.get(this.generationKey(namespace)), force)
+    return reply === UNAVAILABLE ? reply : Number(reply ?? 0)
+  }
+
+  /**
+   * INCR of a namespace's generation: the clear itself. The key has no TTL (one small key per
+   * namespace ever cleared): if it expired, the generation would restart and older entries return.
+   */
+  async bumpGeneration(namespace: string): Promise<number | Unavailable> {
+    return this.guard(() => this.redis.incr(this.generationKey(namespace)), true)
   }
 
   /** Publishes an L1 invalidation on the bus. @returns false when Redis failed. */

@@ -19,9 +19,11 @@ cache.events.on('outcome', (e) => {
 })
 
 interface Command {
-  op: 'swarm' | 'peek' | 'invalidate' | 'exit'
+  op: 'swarm' | 'peek' | 'invalidate' | 'clear' | 'exit'
   id: string
   key: string
+  /** Run the command in this namespace of the cache (`clear` needs one). */
+  namespace?: string
   callers?: number
   loaderMs?: number
   only?: number
@@ -43,7 +45,8 @@ async function swarm(command: Command): Promise<void> {
     Array.from({ length: callers }, async () => {
       const started = performance.now()
       try {
-        const value = await cache.getOrLoad(command.key, (key) => loader(key, loaderMs))
+        const target = command.namespace === undefined ? cache : cache.namespace(command.namespace)
+        const value = await target.getOrLoad(command.key, (key) => loader(key, loaderMs))
         return { value: value ?? null, ms: performance.now() - started }
       } catch (error) {
         return { error: String(error), ms: performance.now() - started }
@@ -72,6 +75,11 @@ commands.on('message', (_channel, message) => {
   } else if (command.op === 'invalidate') {
     void cache
       .invalidate(command.key)
+      .then((result) => report({ id: command.id, worker: Number(index), result }))
+  } else if (command.op === 'clear') {
+    void cache
+      .namespace(command.namespace ?? '')
+      .clear()
       .then((result) => report({ id: command.id, worker: Number(index), result }))
   } else if (command.op === 'exit') {
     cache.close()

@@ -1,0 +1,71 @@
+import { UNAVAILABLE } from './l2/l2_store.js'
+import type { ResolvedCallOptions } from './options.js'
+import type { CacheStack, Loaded, Loader, PendingEnvelope } from './stack.js'
+
+/** A load's right to write: the data version read when it began, and its lock token ('' for none). */
+export interface FillTicket {
+  version: string
+  token: string
+}
+
+/**
+ * Writes a loaded value with fill-4.lua (in a `floodgate.cache.fill` span): only if the version
+ * did not move and the token still holds the lock. The value enters this process's L1 when it was
+ * written, or when Redis failed (this process just loaded it), never when a newer write won.
+ */
+export async function fillLoaded<T>(
+  stack: CacheStack<T>,
+  id: string,
+  value: Loaded<T>,
+  envelope: PendingEnvelope,
+  ticket: FillTicket,
+  o: ResolvedCallOptions,
+  epoch: number,
+): Promise<void> {
+  const { bytes, physicalTtlMs, mode } = envelope
+  const result = await stack.step('fill', () =>
+    stack.l2.fill(id, bytes, physicalTtlMs, ticket.version, ticket.token, mode),
+  )
+  if (result === 'written' || result === UNAVAILABLE) stack.rememberLoaded(id, value, envelope, o, epoch)
+}
+
+/**
+ * The lock holder's job, for a miss and for a stale-while-revalidate refresh alike: load, then
+ * {@link fillLoaded}. When the loader (or encoding its value) fails, the lock is given up with
+ * abandon-2.lua, kept `backoffMs` (ms) as a back-off when > 0, and the error is rethrown.
+ * @throws whatever the loader throws.
+ */
+export async function loadAndFill<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  ticket: FillTicket,
+  o: ResolvedCallOptions,
+  epoch: number,
+  backoffMs: number,
+): Promise<Loaded<T>> {
+  let value: Loaded<T>
+  let envelope: PendingEnvelope
+  try {
+    value = await stack.runLoader(id, loader)
+    envelope = stack.envelope(value, o, ticket.version)
+  } catch (error) {
+    await stack.l2.abandon(id, ticket.token, backoffMs)
+    throw error
+  }
+  await fillLoaded(stack, id, value, envelope, ticket, o, epoch)
+  return value
+}
+
+/** Redis is unavailable: load and keep the result in this process's L1 only. */
+export async function loadWithoutL2<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  epoch: number,
+): Promise<Loaded<T>> {
+  const value = await stack.runLoader(id, loader)
+  stack.rememberLoaded(id, value, stack.envelope(value, o, '0'), o, epoch)
+  return value
+}

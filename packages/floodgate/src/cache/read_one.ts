@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto'
+import { passGate } from './bloom_step.js'
+import { loadAndFill, loadWithoutL2 } from './fill.js'
+import { UNAVAILABLE } from './l2/l2_store.js'
+import { userKeyOf } from './namespace/scoped_key.js'
+import { isNotFound } from './not_found.js'
+import type { ResolvedCallOptions } from './options.js'
+import { type CacheStack, entryValue, type Loaded, type Loader, unwrap } from './stack.js'
+import { jitteredMs } from './ttl.js'
+
+/**
+ * `getOrLoad` for one id (go-zero's cachenode style, one readable function). The order of steps,
+ * the same as `readMany` (`read_many.ts`):
+ * 1. L1;
+ * 2. Bloom gate if it is in-process (`before_l2`, see `bloom_step.ts`);
+ * 3. L2 (fresh: return it; stale inside grace: return it and refresh in the background);
+ * 4. Bloom gate if it is remote (`after_l2`);
+ * 5. singleflight → Redis lock (claim-4.lua) → the winner loads and fills; the others wait for
+ *    the fill's wake-up, up to a jittered deadline, then serve stale if they have it or load
+ *    without writing. Redis unavailable at 3 or 5: load, keep the result in L1 only.
+ * @returns the value, or `undefined` for not found.
+ * @throws whatever `loader` throws (errors are never cached).
+ */
+export async function readOne<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+): Promise<T | undefined> {
+  const now = Date.now()
+  const local = stack.l1?.get(id, now)
+  if (local !== undefined) {
+    stack.count(isNotFound(local.value) ? 'negative_hit' : 'l1_hit', id)
+    return unwrap(local.value)
+  }
+  const epoch = stack.epoch
+  if ((await passGate(stack, o, [id], 'before_l2')).length === 0) return undefined
+  const entry = await stack.readEntry(id)
+  if (entry !== UNAVAILABLE && entry !== undefined) {
+    if (entry.expiresAtMs > now) {
+      stack.count(entry.kind === 'negative' ? 'negative_hit' : 'l2_hit', id)
+      stack.remember(id, entry, o, epoch)
+      return unwrap(entryValue(entry))
+    }
+    if (entry.expiresAtMs + o.staleWhileRevalidateMs > now) {
+      stack.count('stale_served', id)
+      refreshInBackground(stack, id, loader, o)
+      return unwrap(entryValue(entry))
+    }
+  }
+  if ((await passGate(stack, o, [id], 'after_l2')).length === 0) return undefined
+  const stale = entry === UNAVAILABLE || entry === undefined ? undefined : entryValue(entry)
+  return unwrap(
+    await stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, entry === UNAVAILABLE, stale)),
+  )
+}
+
+/**
+ * A miss: become the loader (Redis lock, `floodgate.cache.lock_claim` spans), or wait for the one
+ * that is (`floodgate.cache.lock_wait` spans). `redisDown`: L2 just failed; load directly.
+ */
+async function loadThroughLock<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  redisDown: boolean,
+  stale: Loaded<T> | undefined,
+): Promise<Loaded<T>> {
+  const epoch = stack.epoch
+  if (redisDown) return loadWithoutL2(stack, id, loader, o, epoch)
+  stack.noteLockTtl(o.lockTtlMs)
+  const token = randomBytes(16).toString('hex')
+  const deadline = Date.now() + jitteredMs(o.lockWaitMs, o.lockWaitJitterMs)
+  let counted = false
+  for (;;) {
+    const waiter = stack.waiters.register(id)
+    const claim = await stack.step('lock_claim', () => stack.l2.claim(id, token, o.lockTtlMs, 'miss'))
+    if (claim === UNAVAILABLE) {
+      waiter.cancel()
+      return loadWithoutL2(stack, id, loader, o, epoch)
+    }
+    if (claim.kind === 'acquired') {
+      waiter.cancel()
+      return loadAndFill(stack, id, loader, { version: claim.version, token }, o, epoch, 0)
+    }
+    if (claim.kind === 'exists') {
+      waiter.cancel()
+      const landed = await readLanded(stack, id, o, epoch)
+      if (landed !== undefined) return landed
+    } else if (!counted) {
+      counted = true
+      stack.count('lock_wait', id)
+    }
+    const remainingMs = deadline - Date.now()
+    if (remainingMs <= 0) {
+      waiter.cancel()
+      stack.count('wait_timeout', id)
+      return stale !== undefined ? stale : stack.runLoader(id, loader)
+    }
+    // Woken by the fill's PUBLISH; otherwise re-claim when the holder's lock expires (it may have died).
+    const pttlMs = claim.kind === 'busy' ? claim.pttlMs : 0
+    const waitMs = Math.min(remainingMs, pttlMs + Math.floor(Math.random() * 20))
+    if (await stack.step('lock_wait', () => waiter.woken(waitMs))) {
+      // The value most likely landed: one GET, and a new claim only if it did not.
+      const landed = await readLanded(stack, id, o, epoch)
+      if (landed !== undefined) return landed
+    }
+  }
+}
+
+/** Reads a value another process just filled; undefined when it is not (or no longer) there. */
+async function readLanded<T>(
+  stack: CacheStack<T>,
+  id: string,
+  o: ResolvedCallOptions,
+  epoch: number,
+): Promise<Loaded<T> | undefined> {
+  const entry = await stack.readEntry(id)
+  if (entry === UNAVAILABLE || entry === undefined) return undefined
+  stack.count(entry.kind === 'negative' ? 'negative_hit' : 'l2_hit', id)
+  stack.remember(id, entry, o, epoch)
+  return entryValue(entry)
+}
+
+/** Stale-while-revalidate: one refresh per id per process, one cluster-wide (claim in 'refresh' mode). */
+function refreshInBackground<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+): void {
+  if (stack.refreshes.has(id)) return
+  stack.refreshes
+    .run(id, async () => {
+      const epoch = stack.epoch
+      const token = randomBytes(16).toString('hex')
+      const claim = await stack.step('lock_claim', () => stack.l2.claim(id, token, o.lockTtlMs, 'refresh'))
+      if (claim === UNAVAILABLE || claim.kind !== 'acquired') return
+      // A failed refresh keeps serving stale; its lock stays as a back-off so no instance retries at once.
+      await loadAndFill(stack, id, loader, { version: claim.version, token }, o, epoch, o.refreshBackoffMs)
+    })
+    .catch((error: unknown) =>
+      stack.events.emit('background_error', { key: userKeyOf(id), error, task: 'refresh' }),
+    )
+}
