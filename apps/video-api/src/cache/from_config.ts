@@ -1,4 +1,4 @@
-import type { Config } from '../config/load.js'
+import type { Config } from '../config/types.js'
 import type { VideoCacheSettings } from './settings.js'
 
 /** The cache settings from the validated config (`CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`), or `false` when disabled (`CACHE_ENABLED=false` or `CACHE_MODE` other than `floodgate`). */

@@ -19,6 +19,8 @@ export interface FieldSpec {
   toml: string
   /** Default as it would appear in the environment; `undefined` = unset. */
   default: string | undefined
+  /** `loadConfig` fills an unset value itself (so the field is never `undefined` in `Config`). */
+  filledAtLoad?: true
   type: FieldKind
   doc: string
 }
@@ -78,6 +80,7 @@ export const fields = {
     env: 'DATA_DIR',
     toml: 'data_dir',
     default: undefined,
+    filledAtLoad: true,
     type: { kind: 'string' },
     doc: 'Data folder (PGlite, local Redis, JWT secret); default <repo>/data.',
   },
