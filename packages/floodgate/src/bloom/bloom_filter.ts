@@ -251,6 +251,11 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
     return (await this.readGenerations()).ready !== null
   }
 
+  /** The generation queries answer from; `null` when none is (never built, or Redis lost it). @throws {StoreUnavailableError} on a Redis error. */
+  async readyGeneration(): Promise<number | null> {
+    return (await this.readGenerations()).ready
+  }
+
   private async readGenerations(): Promise<Generations> {
     try {
       this.generations = await this.layout.readGenerations(this.redis)
