@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { InteractionOptions, RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { VideoCacheSettings } from './cache/settings.js'
+import { defaultConfig } from './config/load.js'
 import type { CountersSettings } from './counters/service.js'
 import type { DbGuardSettings } from './db/guard.js'
 import type { Database } from './db/types.js'
@@ -37,6 +38,9 @@ import { videoStatsRoutes } from './routes/video_stats.js'
 import { videoRoutes } from './routes/videos.js'
 import { logBase } from './service_info.js'
 import type { VideoReader } from './videos/reader.js'
+
+/** Unset options take the field table's defaults (src/config/fields.ts). */
+const defaults = defaultConfig()
 
 export interface AppOptions {
   /** An open database (migrated). The app does not close it. */
@@ -89,10 +93,10 @@ export interface AppOptions {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: withServiceFields(options.logger ?? false),
-    bodyLimit: options.bodyLimitBytes ?? 65_536,
-    requestTimeout: options.requestTimeoutMs ?? 10_000,
-    connectionTimeout: options.connectionTimeoutMs ?? 10_000,
-    keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
+    bodyLimit: options.bodyLimitBytes ?? defaults.bodyLimitBytes,
+    requestTimeout: options.requestTimeoutMs ?? defaults.requestTimeoutMs,
+    connectionTimeout: options.connectionTimeoutMs ?? defaults.connectionTimeoutMs,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? defaults.keepAliveTimeoutMs,
     trustProxy: options.trustProxy ?? false,
     // requestIdHeader off: genReqId reads x-request-id itself and refuses ids unfit for a log line
     requestIdHeader: false,
@@ -109,8 +113,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
   })
   await app.register(databasePlugin, { db: options.db, guard: options.dbGuard })
-  await app.register(redisPlugin, { redis: options.redis, prefix: options.redisPrefix ?? 'va' })
-  await app.register(tokensPlugin, { secret: options.jwtSecret, ttlS: options.jwtTtlS ?? 3600 })
+  await app.register(redisPlugin, {
+    redis: options.redis,
+    prefix: options.redisPrefix ?? defaults.redisPrefix,
+  })
+  await app.register(tokensPlugin, { secret: options.jwtSecret, ttlS: options.jwtTtlS ?? defaults.jwtTtlS })
   await app.register(repositoriesPlugin)
   await app.register(interactionsPlugin, options.interactions ?? {})
   // JSON only: other media types get 415 instead of reaching validation as a string.

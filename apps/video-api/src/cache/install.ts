@@ -19,7 +19,8 @@ import type { Video } from '../videos/model.js'
 import type { VideoReader } from '../videos/reader.js'
 import type { VideoWriter } from '../videos/writer.js'
 import { CachedVideoReader } from './cached_reader.js'
-import { defaultVideoCacheSettings, type VideoCacheSettings } from './settings.js'
+import { defaultVideoCacheSettings } from './from_config.js'
+import type { VideoCacheSettings } from './settings.js'
 import { liveVideoIds } from './video_ids.js'
 
 export interface VideoCacheDeps {

@@ -108,6 +108,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
   return config
 }
 
+/** The configuration with every option at its default (no environment, no file). */
+export function defaultConfig(): Config {
+  return loadConfig({ env: {} })
+}
+
 /** REDIS_CLUSTER_NODES as a list of `host:port` seeds; `undefined` when unset (single node). */
 export function redisClusterSeeds(config: { redisClusterNodes?: string | undefined }): string[] | undefined {
   if (config.redisClusterNodes === undefined) return undefined

@@ -6,6 +6,7 @@ import {
   CountsRecovery,
   createRankings,
   DEADLINE_DEFAULTS,
+  interactionDefaults,
   LIVE_COUNTS_DEFAULTS,
   LiveCounts,
   type RecoveryEvent,
@@ -79,8 +80,8 @@ export function createCountersService(input: {
 }): CountersService {
   const s = input.settings ?? {}
   const settings = {
-    partitions: s.partitions ?? 16,
-    topK: s.topK ?? 1000,
+    partitions: s.partitions ?? interactionDefaults.partitions,
+    topK: s.topK ?? interactionDefaults.topK,
     checkIntervalMs: s.checkIntervalMs ?? 5000,
     startupWaitMs: s.startupWaitMs ?? 1000,
     readTimeoutMs: s.readTimeoutMs ?? DEADLINE_DEFAULTS.timeoutMs,
