@@ -106,10 +106,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors,
     clientErrorHandler,
     forceCloseConnections: 'idle',
-    // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
-    // (a number is not a title). Query strings are declared as strings and parsed in the route.
-    // allErrors: a 400 lists every failing field; bodies are capped at bodyLimit and the patterns
-    // are linear, so collecting all errors stays cheap.
+    // No silent fixes of input: unknown fields refused, no type coercion (query strings are parsed
+    // in the route); allErrors lists every failing field, cheap with capped bodies and linear patterns.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
   })
   await app.register(databasePlugin, { db: options.db, guard: options.dbGuard })
