@@ -146,18 +146,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const flush = options.interactionFlush
   await app.register(flushPlugin, {
     enabled: Boolean(flush),
-    settings: { partitions: options.interactions?.partitions, ...(flush === true || !flush ? {} : flush) },
+    settings: flush === true || !flush ? {} : flush,
   })
   healthRoutes(app)
   authRoutes(app)
   videoRoutes(app)
   userRoutes(app)
   feedRoutes(app)
-  await app.register(countersPlugin, {
-    partitions: options.interactions?.partitions,
-    topK: options.interactions?.topK,
-    ...options.counters,
-  })
+  await app.register(countersPlugin, options.counters ?? {})
   videoStatsRoutes(app)
   myInteractionRoutes(app)
   rankingRoutes(app)

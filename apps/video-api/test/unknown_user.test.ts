@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import { InteractionKeys } from 'floodgate'
+import { InteractionKeys, interactionLayout } from 'floodgate'
 import type { Cluster, Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { Registry } from 'prom-client'
@@ -64,10 +64,10 @@ describe('a validly signed token of a user the database does not have', () => {
     const flush = startInteractionFlush({
       redis,
       db: t.database.db,
-      prefix,
+      layout: interactionLayout({ prefix, partitions: 1 }),
       registry: new Registry(),
       log: app.log,
-      settings: { partitions: 1, blockMs: 50, claimIdleMs: 100, maxDeliveries: 3, batchSize: 100 },
+      settings: { blockMs: 50, claimIdleMs: 100, maxDeliveries: 3, batchSize: 100 },
     })
     try {
       const deadline = Date.now() + 20_000

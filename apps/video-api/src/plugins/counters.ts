@@ -21,7 +21,7 @@ async function countersPlugin(app: FastifyInstance, settings: CountersSettings):
   const counters: CountersService = createCountersService({
     redis: app.redis,
     db: app.db,
-    prefix: app.keys.prefix,
+    layout: app.interactionLayout,
     log: app.log,
     settings,
     metrics,
@@ -39,5 +39,5 @@ async function countersPlugin(app: FastifyInstance, settings: CountersSettings):
 export default fp(countersPlugin, {
   name: 'counters',
   fastify: '5.x',
-  dependencies: ['database', 'redis', 'metrics'],
+  dependencies: ['database', 'redis', 'interactions', 'metrics'],
 })

@@ -25,7 +25,7 @@ async function flushPlugin(app: FastifyInstance, options: FlushPluginOptions): P
   const flush = startInteractionFlush({
     redis: app.redis,
     db: app.db,
-    prefix: app.keys.prefix,
+    layout: app.interactionLayout,
     registry: app.metrics,
     log: app.log,
     settings: options.settings,
@@ -37,5 +37,5 @@ async function flushPlugin(app: FastifyInstance, options: FlushPluginOptions): P
 export default fp(flushPlugin, {
   name: 'flush',
   fastify: '5.x',
-  dependencies: ['database', 'redis', 'metrics'],
+  dependencies: ['database', 'redis', 'interactions', 'metrics'],
 })

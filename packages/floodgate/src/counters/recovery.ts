@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { ScriptContractError } from '../errors/index.js'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
+import { interactionDefaults } from '../interactions/options.js'
 import { type Lease, Mutex } from '../lock/index.js'
 import { assertIntegerIn } from '../rankings/options.js'
 import { LuaScript, type RedisClient } from '../redis/index.js'
@@ -85,9 +86,9 @@ export class CountsRecovery {
 
   /** @throws {InvalidArgumentError} for a bad option. */
   constructor(private readonly options: CountsRecoveryOptions) {
-    this.keys = new InteractionKeys(options.prefix, options.partitions ?? 16)
+    this.keys = new InteractionKeys(options.prefix, options.partitions ?? interactionDefaults.partitions)
     this.tables = quoteTables(options.tables)
-    this.topK = assertIntegerIn('topK', options.topK ?? 1000, 1, 100_000)
+    this.topK = assertIntegerIn('topK', options.topK ?? interactionDefaults.topK, 1, 100_000)
     this.checkIntervalMs = assertIntegerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
     this.chunkSize = assertIntegerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
     const lockTtlMs = assertIntegerIn('lockTtlMs', options.lockTtlMs ?? 10_000, 100, 3_600_000)
