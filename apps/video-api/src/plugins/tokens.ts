@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { readInstallationId } from '../auth/installation.js'
 import { createTokenService, type TokenService } from '../auth/tokens.js'
 
 declare module 'fastify' {
@@ -19,8 +18,7 @@ export interface TokensPluginOptions {
 
 /** Bearer tokens carrying this database's installation id (aud): a token from another database is refused. */
 async function tokensPlugin(app: FastifyInstance, options: TokensPluginOptions): Promise<void> {
-  const installationId = await readInstallationId(app.db)
-  app.decorate('tokens', createTokenService(options.secret, options.ttlS, installationId))
+  app.decorate('tokens', createTokenService(options.secret, options.ttlS, app.installationId))
 }
 
 export default fp(tokensPlugin, { name: 'tokens', fastify: '5.x', dependencies: ['database'] })
