@@ -1,44 +1,46 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import {
-  bindGuardMetrics,
-  type InteractionOptions,
-  Interactions,
-  KeySpace,
-  type RedisClient,
-} from 'floodgate'
+import type { InteractionOptions, RedisClient } from 'floodgate'
 import type { Kysely } from 'kysely'
-import { readInstallationId } from './auth/installation.js'
-import { createTokenService } from './auth/tokens.js'
-import { installVideoCache, type VideoCache } from './cache/install.js'
 import type { VideoCacheSettings } from './cache/settings.js'
-import { type CountersSettings, registerCounters } from './counters/register.js'
-import { createDbGuard, type DbGuardSettings } from './db/guard.js'
-import { QueryCounter } from './db/query_counter.js'
+import { defaultConfig } from './config/load.js'
+import type { CountersSettings } from './counters/service.js'
+import type { DbGuardSettings } from './db/guard.js'
 import type { Database } from './db/types.js'
 import { refuseAnonymous, registerAuth } from './http/auth.js'
-import type { RouteDeps } from './http/deps.js'
 import { clientErrorHandler, frameworkErrors } from './http/framework_errors.js'
-import { registerMetrics } from './http/metrics.js'
 import { swaggerOptions } from './http/openapi.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { echoRequestId, requestId } from './http/request_id.js'
 import { Problem, Video } from './http/schemas.js'
-import { type FlushSettings, startInteractionFlush } from './interactions/flush.js'
+import type { FlushSettings } from './interactions/flush.js'
+import countersPlugin from './plugins/counters.js'
+import databasePlugin from './plugins/database.js'
+import flushPlugin from './plugins/flush.js'
+import interactionsPlugin from './plugins/interactions.js'
+import metricsPlugin from './plugins/metrics.js'
+import redisPlugin from './plugins/redis.js'
+import repositoriesPlugin from './plugins/repositories.js'
+import tokensPlugin from './plugins/tokens.js'
+import videosPlugin from './plugins/videos.js'
 import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
 import { adminBloomRoutes } from './routes/admin_bloom.js'
+import { adminCounterRoutes } from './routes/admin_counters.js'
 import { authRoutes } from './routes/auth.js'
 import { feedRoutes } from './routes/feed.js'
 import { healthRoutes } from './routes/health.js'
 import { interactionRoutes } from './routes/interactions.js'
+import { myInteractionRoutes } from './routes/my_interactions.js'
+import { rankingRoutes } from './routes/rankings.js'
 import { userRoutes } from './routes/users.js'
+import { videoStatsRoutes } from './routes/video_stats.js'
 import { videoRoutes } from './routes/videos.js'
 import { logBase } from './service_info.js'
-import { UserRepository } from './users/repository.js'
-import { GuardedVideoReader } from './videos/guarded_reader.js'
-import { SqlVideoReader, type VideoReader } from './videos/reader.js'
-import { VideoWriter } from './videos/writer.js'
+import type { VideoReader } from './videos/reader.js'
+
+/** Unset options take the field table's defaults (src/config/fields.ts). */
+const defaults = defaultConfig()
 
 export interface AppOptions {
   /** An open database (migrated). The app does not close it. */
@@ -83,14 +85,18 @@ export interface AppOptions {
   rateLimit?: Omit<RateLimitPluginOptions, 'redis'>
 }
 
-/** Builds the video-api Fastify instance on already-open dependencies (tests inject their own). */
+/**
+ * Builds the video-api Fastify instance on already-open dependencies (tests inject their own).
+ * Each capability is a plugin in src/plugins/ that decorates the instance once and names the
+ * plugins it needs; routes reach every service as `app.<name>`.
+ */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: withServiceFields(options.logger ?? false),
-    bodyLimit: options.bodyLimitBytes ?? 65_536,
-    requestTimeout: options.requestTimeoutMs ?? 10_000,
-    connectionTimeout: options.connectionTimeoutMs ?? 10_000,
-    keepAliveTimeout: options.keepAliveTimeoutMs ?? 72_000,
+    bodyLimit: options.bodyLimitBytes ?? defaults.bodyLimitBytes,
+    requestTimeout: options.requestTimeoutMs ?? defaults.requestTimeoutMs,
+    connectionTimeout: options.connectionTimeoutMs ?? defaults.connectionTimeoutMs,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? defaults.keepAliveTimeoutMs,
     trustProxy: options.trustProxy ?? false,
     // requestIdHeader off: genReqId reads x-request-id itself and refuses ids unfit for a log line
     requestIdHeader: false,
@@ -100,38 +106,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors,
     clientErrorHandler,
     forceCloseConnections: 'idle',
-    // No silent fixes of input: unknown fields are refused (not stripped), and types are not coerced
-    // (a number is not a title). Query strings are declared as strings and parsed in the route.
-    // allErrors: a 400 lists every failing field; bodies are capped at bodyLimit and the patterns
-    // are linear, so collecting all errors stays cheap.
+    // No silent fixes of input: unknown fields refused, no type coercion (query strings are parsed
+    // in the route); allErrors lists every failing field, cheap with capped bodies and linear patterns.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },
   })
-  // Every statement of the app goes through this counter (db_queries_total on /metrics).
-  const queries = new QueryCounter()
-  const db = options.db.withPlugin(queries)
-  // Tokens carry this database's installation id (aud): a token from another database is refused.
-  const installationId = await readInstallationId(options.db)
-  const tokens = createTokenService(options.jwtSecret, options.jwtTtlS ?? 3600, installationId)
-  const videoWriter = new VideoWriter(db, (error) =>
-    app.log.error({ err: error }, 'onVideoChanged hook failed'),
-  )
-  const dbGuard = createDbGuard(options.dbGuard)
-  const reader = new GuardedVideoReader(new SqlVideoReader(db), dbGuard)
-  const deps: RouteDeps = {
-    db,
+  await app.register(databasePlugin, { db: options.db, guard: options.dbGuard })
+  await app.register(redisPlugin, {
     redis: options.redis,
-    keys: new KeySpace(options.redisPrefix ?? 'va'),
-    tokens,
-    users: new UserRepository(db),
-    videos: options.wrapReader ? options.wrapReader(reader) : reader,
-    videoWriter,
-    dbGuard,
-    interactions: new Interactions(options.redis, {
-      ...options.interactions,
-      prefix: options.redisPrefix ?? 'va',
-    }),
-  }
-  app.decorate('deps', deps)
+    prefix: options.redisPrefix ?? defaults.redisPrefix,
+  })
+  await app.register(tokensPlugin, { secret: options.jwtSecret, ttlS: options.jwtTtlS ?? defaults.jwtTtlS })
+  await app.register(repositoriesPlugin)
+  await app.register(interactionsPlugin, options.interactions ?? {})
   // JSON only: other media types get 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain')
 
@@ -144,57 +130,36 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addSchema(Video)
   echoRequestId(app)
   registerProblemHandler(app)
-  registerAuth(app, tokens)
-  // the flush consumer's member set counts the live instances (it starts below)
-  let liveInstances = () => 1
+  registerAuth(app)
   if (options.rateLimit) {
     await app.register(rateLimitPlugin, {
       ...options.rateLimit,
-      liveInstances: () => liveInstances(),
+      // the flush consumer's member set counts the live instances (its plugin comes later)
+      liveInstances: () => app.interactionFlush?.liveMembers ?? 1,
       redis: options.redis,
       onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
     })
   }
   refuseAnonymous(app)
-  const registry = registerMetrics(app)
-  queries.register(registry)
-  bindGuardMetrics(registry, dbGuard)
-  let cache: VideoCache | undefined
-  if (options.cache) {
-    cache = installVideoCache(
-      { ...deps, prefix: deps.keys.prefix, registry, log: app.log, reader: deps.videos, writer: videoWriter },
-      options.cache === true ? {} : options.cache,
-    )
-    deps.videos = cache.reader
-    const installed = cache
-    app.addHook('onClose', async () => installed.close())
-  }
-  if (options.interactionFlush) {
-    const settings = options.interactionFlush === true ? {} : options.interactionFlush
-    const flush = startInteractionFlush({
-      redis: options.redis,
-      db,
-      prefix: deps.keys.prefix,
-      registry,
-      log: app.log,
-      settings: { partitions: options.interactions?.partitions, ...settings },
-    })
-    liveInstances = () => flush.liveMembers
-    app.addHook('onClose', () => flush.stop())
-  }
-  healthRoutes(app, deps)
-  authRoutes(app, deps)
-  videoRoutes(app, deps)
-  userRoutes(app, deps)
-  feedRoutes(app, deps)
-  const counters = registerCounters(
-    app,
-    deps,
-    { partitions: options.interactions?.partitions, topK: options.interactions?.topK, ...options.counters },
-    registry,
-  )
-  interactionRoutes(app, deps)
-  adminBloomRoutes(app, { cache, redis: options.redis, adminUserIds: counters.adminUserIds })
+  await app.register(metricsPlugin)
+  await app.register(videosPlugin, { cache: options.cache, wrapReader: options.wrapReader })
+  const flush = options.interactionFlush
+  await app.register(flushPlugin, {
+    enabled: Boolean(flush),
+    settings: flush === true || !flush ? {} : flush,
+  })
+  healthRoutes(app)
+  authRoutes(app)
+  videoRoutes(app)
+  userRoutes(app)
+  feedRoutes(app)
+  await app.register(countersPlugin, options.counters ?? {})
+  videoStatsRoutes(app)
+  myInteractionRoutes(app)
+  rankingRoutes(app)
+  adminCounterRoutes(app)
+  interactionRoutes(app)
+  adminBloomRoutes(app)
   await app.ready()
   return app
 }
@@ -203,11 +168,4 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 function withServiceFields(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (logger === false || logger === undefined) return false
   return { base: logBase(), ...(logger === true ? {} : logger) }
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Repositories and services the routes use (the cache and counters issues hook in here). */
-    deps: RouteDeps
-  }
 }

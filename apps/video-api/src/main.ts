@@ -130,16 +130,14 @@ async function main(): Promise<void> {
       process.exit(1)
     }, config.shutdownTimeoutMs)
     force.unref()
-    // A connection still open near the deadline (a stalled upload, a client that never finishes its
-    // request) would hold close() until REQUEST_TIMEOUT_MS and turn the drain into the forced exit 1,
-    // skipping closeAll(): cut what is left shortly before the deadline instead.
+    // Cut connections still open near the deadline, so a stalled client cannot turn the drain into
+    // the forced exit (which skips closeAll()).
     const cut = setTimeout(
       () => {
         app.log.warn('drain deadline near: closing the connections still open')
         app.server.closeAllConnections()
       },
-      // what is left after the cut must fit: onClose hooks (the flush consumer finishes its blocking
-      // read, up to 1 s), then the pools — 1 s was too tight (forced exit 1 seen in CI)
+      // leaves up to 2 s for the onClose hooks (the flush's blocking read takes up to 1 s) and the pools
       Math.max(0, config.shutdownTimeoutMs - Math.min(2000, config.shutdownTimeoutMs / 3)),
     )
     cut.unref()

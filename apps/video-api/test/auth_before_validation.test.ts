@@ -40,7 +40,7 @@ describe('authentication comes before validation', () => {
     expect(res.statusCode).toBe(401)
     expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/)
     // validly signed, but for a user this database does not have (writes check that)
-    const ghost = { authorization: `Bearer ${t.app.deps.tokens.issue('999999999')}` }
+    const ghost = { authorization: `Bearer ${t.app.tokens.issue('999999999')}` }
     const write = await t.app.inject({ method: 'POST', url: '/videos', headers: ghost, payload: {} })
     expect(write.statusCode).toBe(401)
     expect(write.headers['www-authenticate']).toBe('Bearer error="invalid_token"')

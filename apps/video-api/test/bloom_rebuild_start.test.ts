@@ -7,7 +7,7 @@ import { Redis } from 'ioredis'
 import pino from 'pino'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { backoffMs, installVideoCache, type VideoCache } from '../src/cache/install.js'
+import { installVideoCache, type VideoCache } from '../src/cache/install.js'
 import type { VideoCacheSettings } from '../src/cache/settings.js'
 import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
 import { SqlVideoReader } from '../src/videos/reader.js'
@@ -210,14 +210,5 @@ describe('Bloom filter lost after start (Redis lost its data)', () => {
     expect(await cache.bloom.isReady()).toBe(false)
     cache.close()
     redis.disconnect()
-  })
-})
-
-describe('backoffMs', () => {
-  it('doubles from the base up to the cap, drawn in [d/2, d]', () => {
-    expect([1, 2, 3, 4, 5, 40].map((n) => backoffMs(n, 1000, 5000, () => 1))).toEqual([
-      1000, 2000, 4000, 5000, 5000, 5000,
-    ])
-    expect([1, 2, 3, 4].map((n) => backoffMs(n, 1000, 5000, () => 0))).toEqual([500, 1000, 2000, 2500])
   })
 })

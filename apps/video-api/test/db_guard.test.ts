@@ -61,7 +61,7 @@ describe('database guard, defaults', () => {
   it('leaves a normal read path alone: every read answers, nothing shed, series on /metrics', async () => {
     t = await createTestApp('dbguard_def', { cache: true })
     const { app } = t
-    expect(app.deps.dbGuard.options).toMatchObject({ maxConcurrent: 10, maxQueue: 40, maxQueueWaitMs: 1000 })
+    expect(app.dbGuard.options).toMatchObject({ maxConcurrent: 10, maxQueue: 40, maxQueueWaitMs: 1000 })
     const owner = await registerUser(app, 'guard_def_owner')
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push((await createVideo(app, owner.auth)).id)
@@ -89,7 +89,7 @@ describe.skipIf(testDbKind === 'pglite')('database guard, PostgreSQL held (serve
       dbGuard: { maxConcurrent: 2, maxQueue: 1, maxQueueWaitMs: 1500 },
     })
     const { app } = t
-    const guard = app.deps.dbGuard
+    const guard = app.dbGuard
     const owner = await registerUser(app, 'guard_owner')
     const video = await createVideo(app, owner.auth)
     // GET /me/likes reads video_likes: held in PostgreSQL, it fills the guard's slots, then its queue.
@@ -153,7 +153,7 @@ describe.skipIf(testDbKind === 'pglite')('database guard, PostgreSQL held (serve
       dbGuard: { maxConcurrent, maxQueue: 500, maxQueueWaitMs: 60_000 },
     })
     const { app } = t
-    const guard = app.deps.dbGuard
+    const guard = app.dbGuard
     const owner = await registerUser(app, 'guard_bound_owner')
     const ids: string[] = []
     for (let batch = 0; batch < 10; batch++) {

@@ -34,7 +34,7 @@ describe('db_queries_total', () => {
   })
 
   it('counts raw statements too (floodgate SqlExecutor: the counts fallback, the flush)', async () => {
-    const sql = kyselySqlDatabase(t.app.deps.db)
+    const sql = kyselySqlDatabase(t.app.db)
     const before = await dbQueries(t)
     await sql.query('SELECT 1')
     await sql.transaction(async (trx) => {

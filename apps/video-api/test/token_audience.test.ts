@@ -35,7 +35,7 @@ describe('tokens are bound to their database (installation id as aud)', () => {
     const onB = await b.app.inject({ method: 'POST', url: '/videos', headers: alice.auth, payload })
     expect(onB.statusCode).toBe(401)
     expect(onB.json<{ code: string }>().code).toBe('UNAUTHORIZED')
-    expect(b.app.deps.tokens.verify(alice.token)).toBeUndefined()
+    expect(b.app.tokens.verify(alice.token)).toBeUndefined()
 
     const onA2 = await a2.inject({ method: 'POST', url: '/videos', headers: alice.auth, payload })
     expect(onA2.statusCode).toBe(201)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import { InteractionKeys } from 'floodgate'
+import { InteractionKeys, interactionLayout } from 'floodgate'
 import type { Cluster, Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { Registry } from 'prom-client'
@@ -27,7 +27,7 @@ describe('a validly signed token of a user the database does not have', () => {
   it('is refused with 401 on writes (no event reaches the stream)', async () => {
     const alice = await registerUser(app, `alice_${randomBytes(3).toString('hex')}`)
     const video = (await createVideo(app, alice.auth)).id
-    const ghost = { authorization: `Bearer ${app.deps.tokens.issue(UNKNOWN)}` }
+    const ghost = { authorization: `Bearer ${app.tokens.issue(UNKNOWN)}` }
     for (const [method, url] of [
       ['PUT', `/videos/${video}/like`],
       ['PUT', `/videos/${video}/favorite`],
@@ -55,19 +55,19 @@ describe('a validly signed token of a user the database does not have', () => {
     const keys = new InteractionKeys(prefix, 1)
     const before = await redis.xlen(keys.stream(0))
     // what a write with an unknown user used to leave in the stream, between two good events
-    await app.deps.interactions.setFavorited(video, bob.userId, true)
-    await app.deps.interactions.setLiked(video, UNKNOWN, true)
-    await app.deps.interactions.setLiked(video, bob.userId, true)
+    await app.interactions.setFavorited(video, bob.userId, true)
+    await app.interactions.setLiked(video, UNKNOWN, true)
+    await app.interactions.setLiked(video, bob.userId, true)
     expect(await redis.xlen(keys.stream(0))).toBe(before + 3)
 
     const dead: string[] = []
     const flush = startInteractionFlush({
       redis,
       db: t.database.db,
-      prefix,
+      layout: interactionLayout({ prefix, partitions: 1 }),
       registry: new Registry(),
       log: app.log,
-      settings: { partitions: 1, blockMs: 50, claimIdleMs: 100, maxDeliveries: 3, batchSize: 100 },
+      settings: { blockMs: 50, claimIdleMs: 100, maxDeliveries: 3, batchSize: 100 },
     })
     try {
       const deadline = Date.now() + 20_000

@@ -118,7 +118,7 @@ describe('video CRUD', () => {
 
   it('runs onVideoChanged hooks after each write (the invalidation seam)', async () => {
     const seen: string[] = []
-    t.app.deps.videoWriter.onVideoChanged((id, change) => {
+    t.app.videoWriter.onVideoChanged((id, change) => {
       seen.push(`${change}:${id}`)
     })
     const v = await createVideo(t.app, bob.auth)

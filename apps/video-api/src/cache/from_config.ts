@@ -1,9 +1,15 @@
-import type { Config } from '../config/load.js'
+import { defaultConfig } from '../config/load.js'
+import type { Config } from '../config/types.js'
 import type { VideoCacheSettings } from './settings.js'
 
 /** The cache settings from the validated config (`CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`), or `false` when disabled (`CACHE_ENABLED=false` or `CACHE_MODE` other than `floodgate`). */
 export function cacheFromConfig(config: Config): VideoCacheSettings | false {
   if (!config.cacheEnabled || config.cacheMode !== 'floodgate') return false
+  return videoCacheSettings(config)
+}
+
+/** Every cache setting from a config (enabled or not). */
+function videoCacheSettings(config: Config): Required<VideoCacheSettings> {
   return {
     ttlMs: { minMs: config.cacheTtlMinMs, maxMs: config.cacheTtlMaxMs },
     negativeTtlMs: config.cacheNegativeTtlMs,
@@ -21,5 +27,9 @@ export function cacheFromConfig(config: Config): VideoCacheSettings | false {
     rebuildBloomAtStart: true,
     bloomRebuildRetryBaseMs: config.bloomRebuildRetryBaseMs,
     bloomRebuildRetryMaxMs: config.bloomRebuildRetryMaxMs,
+    bloomRebuildTimeoutMs: 5_000,
   }
 }
+
+/** The settings an unset option gets: the field table's defaults (src/config/fields.ts). */
+export const defaultVideoCacheSettings: Required<VideoCacheSettings> = videoCacheSettings(defaultConfig())

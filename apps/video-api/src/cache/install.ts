@@ -1,12 +1,12 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import {
   BloomFilter,
-  type BloomGate,
+  BloomLifecycle,
+  type BloomLifecycleEvent,
+  type BloomRebuildReport,
   BloomReplica,
   bindBloomReplicaMetrics,
   createCache,
-  LockTimeoutError,
   type RedisClient,
 } from 'floodgate'
 import type { Kysely } from 'kysely'
@@ -19,7 +19,8 @@ import type { Video } from '../videos/model.js'
 import type { VideoReader } from '../videos/reader.js'
 import type { VideoWriter } from '../videos/writer.js'
 import { CachedVideoReader } from './cached_reader.js'
-import { defaultVideoCacheSettings, type VideoCacheSettings } from './settings.js'
+import { defaultVideoCacheSettings } from './from_config.js'
+import type { VideoCacheSettings } from './settings.js'
 import { liveVideoIds } from './video_ids.js'
 
 export interface VideoCacheDeps {
@@ -35,18 +36,7 @@ export interface VideoCacheDeps {
 }
 
 /** What a Bloom rebuild reports (`POST /admin/rebuild/bloom` answers it). */
-export interface BloomRebuildReport {
-  /** Live video ids written into the new generation. */
-  items: number
-  /** Wall time of the rebuild (ms). */
-  durationMs: number
-  /** The generation now served. */
-  generation: number
-  /** Filter size m (bits), hash functions k, shard keys. */
-  bits: number
-  hashes: number
-  shards: number
-}
+export type { BloomRebuildReport }
 
 export interface VideoCache {
   reader: CachedVideoReader
@@ -99,8 +89,8 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     bits: s.bloomBits,
     hashes: s.bloomHashes,
   })
-  // Rebuilds and replica loads run on their own connection with a roomier command timeout than
-  // the read path's (50 ms): under load a 50 ms timeout failed the rebuild at start again and again.
+  // Rebuilds and replica loads get their own connection: the read path's 50 ms command timeout
+  // is too short for a rebuild on a loaded Redis.
   const rebuildRedis = maintenanceClient(deps.redis, s.bloomRebuildTimeoutMs)
   const replica = new BloomReplica({
     filter: bloom,
@@ -109,13 +99,22 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
   })
   void replica.start()
   bindBloomReplicaMetrics(deps.registry, 'videos', replica)
-  // If adding a new id failed even after retries, this instance stops trusting
-  // "definitely absent" until the next successful rebuild (never a false negative here).
-  let trusted = true
-  const gate: BloomGate = {
-    inProcess: true,
-    mightContain: (items) => (trusted ? replica.mightContain(items) : Promise.resolve(items.map(() => true))),
-  }
+  const lifecycle = new BloomLifecycle({
+    filter: bloom,
+    // the same filter on the maintenance connection: rebuilds and `ready` probes
+    rebuilder: new BloomFilter({
+      redis: rebuildRedis,
+      prefix: deps.prefix,
+      name: 'videos',
+      bits: s.bloomBits,
+      hashes: s.bloomHashes,
+    }),
+    answers: replica,
+    source: () => tagReadErrors(liveVideoIds(deps.db)),
+    retryBaseMs: s.bloomRebuildRetryBaseMs,
+    retryMaxMs: s.bloomRebuildRetryMaxMs,
+    onEvent: (event) => logBloomEvent(deps.log, event),
+  })
   const common = {
     redis: deps.redis,
     prefix: deps.prefix,
@@ -131,7 +130,7 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     ttlMs: s.ttlMs,
     negativeTtlMs: s.negativeTtlMs,
     staleWhileRevalidateMs: s.staleWhileRevalidateMs,
-    bloom: gate,
+    bloom: lifecycle.gate,
     l1: { ttlMs: s.l1TtlMs, maxEntries: s.l1MaxEntries, maxBytes: s.l1MaxBytes },
   })
   const feed = createCache<Video[]>({
@@ -149,138 +148,28 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     )
   }
 
-  const rebuilder = new BloomFilter({
-    redis: rebuildRedis,
-    prefix: deps.prefix,
-    name: 'videos',
-    bits: s.bloomBits,
-    hashes: s.bloomHashes,
-  })
-  const closing = new AbortController()
-  // Adds that failed since construction: a rebuild restores trust only if none failed after it
-  // began (the source holds every id committed before it is read, not ids committed later).
-  let failedAdds = 0
-  const rebuildBloom = async (): Promise<BloomRebuildReport> => {
-    const failedBefore = failedAdds
-    const result = await rebuilder.rebuild(tagReadErrors(liveVideoIds(deps.db)), {
-      lockWaitMs: 0,
-      signal: closing.signal,
-    })
-    if (failedAdds === failedBefore) trusted = true
-    const report = { ...result, bits: bloom.bits, hashes: bloom.hashes, shards: bloom.shards }
-    deps.log.info(report, 'bloom filter rebuilt')
-    return report
-  }
-  /** The generation `ready` points at; undefined when Redis did not answer. */
-  const readyGeneration = async (): Promise<string | null | undefined> =>
-    rebuildRedis.hget(bloom.keys(0).meta, 'ready').catch(() => undefined)
-
-  /**
-   * Retries {@link rebuildBloom} until it succeeds or the cache closes (no attempt limit: giving
-   * up would leave the gate answering "maybe" until a restart). Between attempts: exponential
-   * backoff from `bloomRebuildRetryBaseMs`, capped at `bloomRebuildRetryMaxMs`, with equal jitter
-   * (a wait drawn in [d/2, d]) so instances that failed together do not retry together. One
-   * summarized warning per failed attempt (no stack). When another instance holds the rebuild
-   * lock, it waits the same way; with `acceptElsewhere`, a generation that instance publishes
-   * meanwhile ends the loop (at start that is as good as our own rebuild).
-   */
-  const retryRebuild = async (acceptElsewhere: boolean): Promise<void> => {
-    let toldElsewhere = false
-    for (let attempt = 1; !closing.signal.aborted; attempt++) {
-      let seen: string | null | undefined
-      try {
-        await rebuildBloom()
-        if (trusted) return
-      } catch (error) {
-        if (closing.signal.aborted) return
-        const retryInMs = backoffMs(attempt, s.bloomRebuildRetryBaseMs, s.bloomRebuildRetryMaxMs)
-        if (error instanceof LockTimeoutError) {
-          seen = await readyGeneration()
-          if (!toldElsewhere) deps.log.info({ retryInMs }, 'bloom filter rebuild running elsewhere; waiting')
-          toldElsewhere = true
-        } else {
-          deps.log.warn(
-            { attempt, retryInMs, cause: summarize(error) },
-            'bloom filter rebuild failed; retrying',
-          )
-        }
-        await sleep(retryInMs, undefined, { signal: closing.signal, ref: false }).catch(() => undefined)
-        // `trusted` false: an add failed here, so only our own rebuild is known to hold that id
-        if (acceptElsewhere && trusted && seen !== undefined && !closing.signal.aborted) {
-          const now = await readyGeneration()
-          if (now !== undefined && now !== null && now !== seen)
-            return deps.log.info({ generation: Number(now) }, 'bloom filter rebuilt by another instance')
-        }
-      }
-    }
-  }
-  // One retry loop at a time: an add that failed while the loop runs is covered by its next
-  // attempt (the rebuild reads every committed id), so it need not start a second loop.
-  let retrying: Promise<void> | undefined
-  const rebuildUntilDone = (acceptElsewhere: boolean): Promise<void> => {
-    retrying ??= retryRebuild(acceptElsewhere).finally(() => {
-      retrying = undefined
-    })
-    return retrying
-  }
-
   deps.writer.onVideoChanged(async (id, change) => {
-    if (change === 'created') {
-      try {
-        await bloom.add([id])
-      } catch (error) {
-        trusted = false
-        failedAdds++
-        deps.log.error({ err: error, id }, 'bloom add failed; gate bypassed here until a rebuild')
-        void rebuildUntilDone(false)
-      }
-    }
+    if (change === 'created') await lifecycle.add([id])
     // A created id may have a negative entry from before; updates and deletes change the row.
     await videos.invalidate(id)
     await feed.invalidate([...new Set([FEED_SIZE, ...reader.feedLimits])].map((n) => `recommend:${n}`))
   })
 
-  const rebuilt = s.rebuildBloomAtStart ? rebuildUntilDone(true) : Promise.resolve()
-  if (s.rebuildBloomAtStart) {
-    // The filter vanished after it was built (Redis lost its data: restart without persistence,
-    // failover to an empty replica): queries answer "maybe" and every missing id reaches the
-    // database. Rebuild it as at start instead of waiting for a restart or an admin.
-    // One check at a time; `ready` read afresh, so a query that raced a publish starts nothing.
-    let checking = false
-    bloom.on('failOpen', ({ reason }) => {
-      if (reason !== 'not-ready' || retrying !== undefined || checking || closing.signal.aborted) return
-      checking = true
-      void readyGeneration()
-        .then((ready) => {
-          if (ready !== null || retrying !== undefined || closing.signal.aborted) return
-          deps.log.warn('bloom filter missing in Redis (data lost?); rebuilding it from PostgreSQL')
-          void rebuildUntilDone(true)
-        })
-        .finally(() => {
-          checking = false
-        })
-    })
-  }
+  const rebuilt = s.rebuildBloomAtStart ? lifecycle.start() : Promise.resolve()
   return {
     reader,
     bloom,
     replica,
     rebuilt,
-    rebuildBloom,
+    rebuildBloom: () => lifecycle.rebuild(),
     close() {
-      closing.abort()
+      lifecycle.close()
       replica.close()
       videos.close()
       feed.close()
       rebuildRedis.disconnect()
     },
   }
-}
-
-/** Wait before the retry after failed attempt `attempt` (1-based), in ms: min(max, base·2^(attempt−1)), equal jitter. */
-export function backoffMs(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
-  const capped = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30))
-  return Math.round(capped / 2 + random() * (capped / 2))
 }
 
 /** The id source, with a database failure told apart from a Redis one. */
@@ -299,6 +188,35 @@ async function* tagReadErrors(ids: AsyncIterable<string[]>): AsyncGenerator<stri
     }
   } finally {
     await iterator.return?.()
+  }
+}
+
+/** The lifecycle's events as the service's log lines. */
+function logBloomEvent(log: FastifyBaseLogger, event: BloomLifecycleEvent): void {
+  switch (event.type) {
+    case 'rebuilt':
+      log.info(event.report, 'bloom filter rebuilt')
+      break
+    case 'rebuild-failed': {
+      const { attempt, retryInMs, error } = event
+      log.warn({ attempt, retryInMs, cause: summarize(error) }, 'bloom filter rebuild failed; retrying')
+      break
+    }
+    case 'rebuild-elsewhere':
+      log.info({ retryInMs: event.retryInMs }, 'bloom filter rebuild running elsewhere; waiting')
+      break
+    case 'rebuilt-elsewhere':
+      log.info({ generation: event.generation }, 'bloom filter rebuilt by another instance')
+      break
+    case 'add-failed':
+      log.error(
+        { err: event.error, id: event.ids[0] },
+        'bloom add failed; gate bypassed here until a rebuild',
+      )
+      break
+    case 'missing':
+      log.warn('bloom filter missing in Redis (data lost?); rebuilding it from PostgreSQL')
+      break
   }
 }
 

@@ -1,6 +1,7 @@
-import { DEADLINE_DEFAULTS } from 'floodgate'
-
-/** Settings of the service's read cache (from `CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`). Units in the names. */
+/**
+ * Settings of the service's read cache (from `CACHE_*`, `FEED_CACHE_TTL_MS`, `BLOOM_*`). Units in the
+ * names. Unset = the field table's default (`defaultVideoCacheSettings` in from_config.ts).
+ */
 export interface VideoCacheSettings {
   /** L2 TTL range of a video (ms), drawn uniformly per write. @default { minMs: 300_000, maxMs: 600_000 } */
   ttlMs?: { minMs: number; maxMs: number }
@@ -46,24 +47,4 @@ export interface VideoCacheSettings {
   bloomRebuildRetryBaseMs?: number
   /** Cap of the wait between Bloom rebuild attempts (ms). @default 60_000 */
   bloomRebuildRetryMaxMs?: number
-}
-
-export const defaultVideoCacheSettings: Required<VideoCacheSettings> = {
-  ttlMs: { minMs: 300_000, maxMs: 600_000 },
-  negativeTtlMs: 60_000,
-  staleWhileRevalidateMs: 60_000,
-  lockTtlMs: 5_000,
-  lockWaitMs: 2_000,
-  redisTimeoutMs: DEADLINE_DEFAULTS.timeoutMs,
-  redisMaxWaitMs: DEADLINE_DEFAULTS.maxWaitMs,
-  l1TtlMs: 10_000,
-  l1MaxEntries: 200_000,
-  l1MaxBytes: 64 * 1024 * 1024,
-  feedTtlMs: 300_000,
-  bloomBits: 10_000_000,
-  bloomHashes: 7,
-  rebuildBloomAtStart: true,
-  bloomRebuildTimeoutMs: 5_000,
-  bloomRebuildRetryBaseMs: 1_000,
-  bloomRebuildRetryMaxMs: 60_000,
 }

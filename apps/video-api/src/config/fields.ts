@@ -1,9 +1,16 @@
-import { GUARD_DEFAULTS } from 'floodgate'
+import {
+  BLOOM_LIFECYCLE_DEFAULTS,
+  DEADLINE_DEFAULTS,
+  GUARD_DEFAULTS,
+  interactionDefaults,
+  LIVE_COUNTS_DEFAULTS,
+} from 'floodgate'
 
 /**
  * Every configuration option of video-api: its environment variable, its
  * key in the optional TOML file, its default and its unit. Units are in the
- * names (`_MS`, `_S`, `_BYTES`).
+ * names (`_MS`, `_S`, `_BYTES`). Where floodgate has the option, the default
+ * is floodgate's constant; the app's settings take their defaults from here.
  */
 export type FieldKind =
   | { kind: 'int'; min: number; max: number }
@@ -19,6 +26,8 @@ export interface FieldSpec {
   toml: string
   /** Default as it would appear in the environment; `undefined` = unset. */
   default: string | undefined
+  /** `loadConfig` fills an unset value itself (so the field is never `undefined` in `Config`). */
+  filledAtLoad?: true
   type: FieldKind
   doc: string
 }
@@ -78,6 +87,7 @@ export const fields = {
     env: 'DATA_DIR',
     toml: 'data_dir',
     default: undefined,
+    filledAtLoad: true,
     type: { kind: 'string' },
     doc: 'Data folder (PGlite, local Redis, JWT secret); default <repo>/data.',
   },
@@ -105,14 +115,14 @@ export const fields = {
   redisCommandTimeoutMs: {
     env: 'REDIS_COMMAND_TIMEOUT_MS',
     toml: 'redis_command_timeout_ms',
-    default: '50',
+    default: String(DEADLINE_DEFAULTS.timeoutMs),
     type: { kind: 'int', min: 1, max: 60_000 },
     doc: 'Idle event-loop time (ms) a request-path Redis call (cache, counts, rate limit) gets before it counts as failed; time this process spent busy elsewhere does not count, so a burst does not make a healthy Redis look dead.',
   },
   redisMaxWaitMs: {
     env: 'REDIS_MAX_WAIT_MS',
     toml: 'redis_max_wait_ms',
-    default: '2000',
+    default: String(DEADLINE_DEFAULTS.maxWaitMs),
     type: { kind: 'int', min: 1, max: 60_000 },
     doc: 'Longest wall-clock wait (ms) of any Redis command however busy the process (the client command timeout); must not be below REDIS_COMMAND_TIMEOUT_MS.',
   },
@@ -196,28 +206,28 @@ export const fields = {
   countsMaxAgeMs: {
     env: 'COUNTS_MAX_AGE_MS',
     toml: 'counts_max_age_ms',
-    default: '1000',
+    default: String(LIVE_COUNTS_DEFAULTS.maxAgeMs),
     type: { kind: 'int', min: 1, max: 3_600_000 },
     doc: 'Freshness bound of live counts (ms): anonymous reads are answered in process from counts read from Redis less than this long ago (one batched Redis read per video per bound per instance); while Redis cannot answer, PostgreSQL is asked at most once per video per bound per instance.',
   },
   countsMaxStaleMs: {
     env: 'COUNTS_MAX_STALE_MS',
     toml: 'counts_max_stale_ms',
-    default: '60000',
+    default: String(LIVE_COUNTS_DEFAULTS.maxStaleMs),
     type: { kind: 'int', min: 1, max: 86_400_000 },
     doc: 'While Redis cannot answer, counts last read from Redis less than this long ago (ms) are served (countsStale: true) instead of the PostgreSQL columns; must not be below COUNTS_MAX_AGE_MS.',
   },
   countsLocalMaxEntries: {
     env: 'COUNTS_LOCAL_MAX_ENTRIES',
     toml: 'counts_local_max_entries',
-    default: '100000',
+    default: String(LIVE_COUNTS_DEFAULTS.maxEntries),
     type: { kind: 'int', min: 1, max: 100_000_000 },
     doc: 'Capacity of the in-process live-counts layer (videos).',
   },
   countsLocalMaxBytes: {
     env: 'COUNTS_LOCAL_MAX_BYTES',
     toml: 'counts_local_max_bytes',
-    default: '16777216',
+    default: String(LIVE_COUNTS_DEFAULTS.maxBytes),
     type: { kind: 'int', min: 1024, max: 4_294_967_296 },
     doc: 'Capacity of the in-process live-counts layer (bytes, about 180 per video; default 16 MiB).',
   },
@@ -245,14 +255,14 @@ export const fields = {
   bloomRebuildRetryBaseMs: {
     env: 'BLOOM_REBUILD_RETRY_BASE_MS',
     toml: 'bloom_rebuild_retry_base_ms',
-    default: '1000',
+    default: String(BLOOM_LIFECYCLE_DEFAULTS.retryBaseMs),
     type: { kind: 'int', min: 10, max: 600_000 },
     doc: 'Wait after the first failed Bloom rebuild at start (ms); doubles per failed attempt, with jitter (drawn in [w/2, w]). Retries never stop before a rebuild succeeds or the app closes.',
   },
   bloomRebuildRetryMaxMs: {
     env: 'BLOOM_REBUILD_RETRY_MAX_MS',
     toml: 'bloom_rebuild_retry_max_ms',
-    default: '60000',
+    default: String(BLOOM_LIFECYCLE_DEFAULTS.retryMaxMs),
     type: { kind: 'int', min: 10, max: 3_600_000 },
     doc: 'Cap of the wait between Bloom rebuild attempts (ms); at least BLOOM_REBUILD_RETRY_BASE_MS.',
   },
@@ -441,21 +451,21 @@ export const fields = {
   interactionPartitions: {
     env: 'INTERACTION_PARTITIONS',
     toml: 'interaction_partitions',
-    default: '16',
+    default: String(interactionDefaults.partitions),
     type: { kind: 'int', min: 1, max: 16384 },
     doc: 'Partitions of the interaction keys, streams and ranking shards (video id mod P); change only on drained streams, then rebuild.',
   },
   interactionTopK: {
     env: 'INTERACTION_TOP_K',
     toml: 'interaction_top_k',
-    default: '1000',
+    default: String(interactionDefaults.topK),
     type: { kind: 'int', min: 1, max: 100_000 },
     doc: 'Videos kept per partition in the all-time ranking ZSETs.',
   },
   playDedupeWindowMs: {
     env: 'PLAY_DEDUPE_WINDOW_MS',
     toml: 'play_dedupe_window_ms',
-    default: '600000',
+    default: String(interactionDefaults.playDedupeWindowMs),
     type: { kind: 'int', min: 1000, max: 86_400_000 },
     doc: "A viewer's plays of one video inside this window count once (ms).",
   },

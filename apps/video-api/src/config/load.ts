@@ -5,86 +5,7 @@ import { parse as parseToml } from 'smol-toml'
 import { checkRateLimitConfig } from '../rate_limit/from_config.js'
 import { ConfigError } from './config_error.js'
 import { type FieldKind, type FieldName, type FieldSpec, fields } from './fields.js'
-
-/** The validated configuration. Units are in the names. */
-export interface Config {
-  port: number
-  host: string
-  databaseUrl: string | undefined
-  dbSchema: string | undefined
-  dbPoolMax: number
-  /** Unset = `dbPoolMax` (see src/db/guard.ts). */
-  dbGuardMaxConcurrent: number | undefined
-  /** Unset = floodgate's default (4 × max concurrent). */
-  dbGuardMaxQueue: number | undefined
-  dbGuardQueueTimeoutMs: number
-  /** Absolute path. */
-  dataDir: string
-  redisUrl: string | undefined
-  /** Comma-separated `host:port` seeds of a Redis Cluster (validated); see `redisClusterSeeds()`. */
-  redisClusterNodes: string | undefined
-  redisPrefix: string
-  redisCommandTimeoutMs: number
-  redisMaxWaitMs: number
-  cacheEnabled: boolean
-  /** `floodgate` (default), `none` or `legacy` (see src/cache/external_reader.ts). */
-  cacheMode: 'floodgate' | 'none' | 'legacy'
-  cacheTtlMinMs: number
-  cacheTtlMaxMs: number
-  cacheNegativeTtlMs: number
-  cacheStaleWhileRevalidateMs: number
-  cacheLockTtlMs: number
-  cacheLockWaitMs: number
-  cacheL1TtlMs: number
-  cacheL1MaxEntries: number
-  cacheL1MaxBytes: number
-  countsMaxAgeMs: number
-  countsMaxStaleMs: number
-  countsLocalMaxEntries: number
-  countsLocalMaxBytes: number
-  feedCacheTtlMs: number
-  bloomBits: number
-  bloomHashes: number
-  bloomRebuildRetryBaseMs: number
-  bloomRebuildRetryMaxMs: number
-  jwtSecret: string | undefined
-  jwtTtlS: number
-  logLevel: string
-  bodyLimitBytes: number
-  requestTimeoutMs: number
-  connectionTimeoutMs: number
-  keepAliveTimeoutMs: number
-  shutdownTimeoutMs: number
-  seedOnEmpty: boolean
-  seedUsers: number
-  seedVideos: number
-  /** Comma-separated user ids (validated); see `adminIds()`. */
-  adminUserIds: string
-  interactionPartitions: number
-  interactionTopK: number
-  playDedupeWindowMs: number
-  /** Replicas that must confirm each interaction write (0 = off). */
-  interactionWaitReplicas: number
-  interactionWaitTimeoutMs: number
-  flushBatchSize: number
-  flushClaimIdleMs: number
-  flushMaxDeliveries: number
-  /** `false`, `true`, a hop count, or proxy addresses/CIDRs (see src/rate_limit/from_config.ts). */
-  trustProxy: string
-  rateLimitEnabled: boolean
-  rateLimitUserLimit: number
-  rateLimitUserWindowMs: number
-  rateLimitAnonymousLimit: number
-  rateLimitAnonymousWindowMs: number
-  rateLimitWriteLimit: number
-  rateLimitWriteWindowMs: number
-  rateLimitAuthLimit: number
-  rateLimitAuthWindowMs: number
-  rateLimitRoutes: string
-  rateLimitFallback: 'insurance' | 'failOpen' | 'failClosed'
-  rateLimitInsurancePercent: number
-  rateLimitTimeoutMs: number
-}
+import type { Config } from './types.js'
 
 /** The repository root (`apps/video-api/src/config` → four levels up); the default data folder is `<root>/data`. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
@@ -122,7 +43,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
     const value = raw(name)
     out[name] = value === undefined ? undefined : coerce(spec.env, spec.type, value)
   }
-  const config = out as unknown as Config
+  // coerce checked each value against its field's kind, the same table Config is derived from
+  const config = out as Config
   // Default: <repo>/data whatever the cwd. A relative DATA_DIR is taken against the directory the
   // user ran the command in (INIT_CWD under npm, which runs workspace scripts in apps/video-api).
   const dataDir = out.dataDir as string | undefined
@@ -184,6 +106,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
     )
   }
   return config
+}
+
+/** The configuration with every option at its default (no environment, no file). */
+export function defaultConfig(): Config {
+  return loadConfig({ env: {} })
 }
 
 /** REDIS_CLUSTER_NODES as a list of `host:port` seeds; `undefined` when unset (single node). */

@@ -1,6 +1,18 @@
-import type { CountsUnavailableReason, LiveCountsStats } from 'floodgate'
+import type {
+  BucketRankings,
+  CountsRecovery,
+  CountsUnavailableReason,
+  LiveCounts,
+  LiveCountsStats,
+} from 'floodgate'
 import { Counter, Gauge, type Registry } from 'prom-client'
-import type { CountersService } from './service.js'
+
+/** The parts of the counters service the scrape reads (library types: no import of the service). */
+export interface CountersView {
+  recovery: Pick<CountsRecovery, 'serving'>
+  rankings: Pick<BucketRankings, 'stats'>
+  live: Pick<LiveCounts, 'stats' | 'size' | 'bytes'>
+}
 
 /** Counters-side Prometheus metrics, updated by the overlay and the recovery events. */
 export interface CountersMetrics {
@@ -18,10 +30,7 @@ export interface CountersMetrics {
  * `floodgate_counts_layer_events_total{event}`, `floodgate_counts_layer_entries`, `floodgate_counts_layer_bytes`
  * (the in-process live-counts layer).
  */
-export function registerCountersMetrics(
-  registry: Registry,
-  counters: () => CountersService,
-): CountersMetrics {
+export function registerCountersMetrics(registry: Registry, counters: () => CountersView): CountersMetrics {
   new Gauge({
     name: 'floodgate_counters_serving',
     help: '1 while counts are served from Redis, 0 while from the PostgreSQL columns (Redis lost its data or is rebuilding)',

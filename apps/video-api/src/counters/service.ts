@@ -6,6 +6,7 @@ import {
   CountsRecovery,
   createRankings,
   DEADLINE_DEFAULTS,
+  type InteractionLayout,
   LIVE_COUNTS_DEFAULTS,
   LiveCounts,
   openDedicatedConnection,
@@ -24,10 +25,6 @@ import { dbCounts } from './overlay.js'
 export interface CountersSettings {
   /** User ids allowed on `/admin/*` counter endpoints. @default [] (nobody) */
   adminUserIds?: readonly string[]
-  /** Partitions; must match the interaction write path. @default 16 */
-  partitions?: number
-  /** Top K per partition of the ranking ZSETs; must match the write path. @default 1000 */
-  topK?: number
   /** How often the Redis epoch marker is checked (ms). @default 5000 */
   checkIntervalMs?: number
   /** How long app start waits for the first epoch check / start-up rebuild (ms). @default 1000 */
@@ -70,7 +67,8 @@ export interface CountersService {
 export function createCountersService(input: {
   redis: RedisClient
   db: Kysely<Database>
-  prefix: string
+  /** The key layout the write path uses (prefix, partitions, top K, tables). */
+  layout: InteractionLayout
   log: FastifyBaseLogger
   settings?: CountersSettings
   metrics?: CountersMetrics
@@ -79,8 +77,6 @@ export function createCountersService(input: {
 }): CountersService {
   const s = input.settings ?? {}
   const settings = {
-    partitions: s.partitions ?? 16,
-    topK: s.topK ?? 1000,
     checkIntervalMs: s.checkIntervalMs ?? 5000,
     startupWaitMs: s.startupWaitMs ?? 1000,
     readTimeoutMs: s.readTimeoutMs ?? DEADLINE_DEFAULTS.timeoutMs,
@@ -101,9 +97,7 @@ export function createCountersService(input: {
   const recovery = new CountsRecovery({
     redis: recoveryRedis,
     sql,
-    prefix: input.prefix,
-    partitions: settings.partitions,
-    topK: settings.topK,
+    ...input.layout,
     checkIntervalMs: settings.checkIntervalMs,
     onEvent: (event) => {
       logRecovery(input.log, event)
@@ -113,8 +107,7 @@ export function createCountersService(input: {
   })
   const reader = new CountsReader({
     redis: input.redis,
-    prefix: input.prefix,
-    partitions: settings.partitions,
+    ...input.layout,
     timeoutMs: settings.readTimeoutMs,
     maxWaitMs: Math.max(settings.readMaxWaitMs, settings.readTimeoutMs),
     recovery,
@@ -134,9 +127,7 @@ export function createCountersService(input: {
     }),
     rankings: createRankings({
       redis: input.redis,
-      prefix: input.prefix,
-      partitions: settings.partitions,
-      topK: settings.topK,
+      ...input.layout,
       cacheTtlMs: settings.rankingCacheTtlMs,
     }),
     adminUserIds: new Set(s.adminUserIds ?? []),

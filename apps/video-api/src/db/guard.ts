@@ -1,6 +1,6 @@
 import { ConcurrencyGuard, type GuardOptions, type SqlExecutor } from 'floodgate'
 import { fields } from '../config/fields.js'
-import type { Config } from '../config/load.js'
+import type { Config } from '../config/types.js'
 
 /** Settings of the database guard; unset numbers take floodgate's defaults (`GUARD_DEFAULTS`). */
 export type DbGuardSettings = Partial<Omit<GuardOptions, 'name' | 'retryAfterMs'>>

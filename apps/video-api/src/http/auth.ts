@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { KnownUsers } from '../auth/known_users.js'
-import type { TokenService } from '../auth/tokens.js'
 import { unauthorized } from './api_error.js'
 
 declare module 'fastify' {
@@ -29,9 +28,10 @@ function needsUser(request: FastifyRequest): boolean {
  * reset that kept service_meta) gets 401 instead of writing events the flush
  * can never apply (foreign keys). Reads skip that lookup.
  */
-export function registerAuth(app: FastifyInstance, tokens: TokenService): void {
+export function registerAuth(app: FastifyInstance): void {
+  const tokens = app.tokens
   app.decorateRequest('userId', undefined)
-  const known = new KnownUsers((id) => app.deps.users.exists(id))
+  const known = new KnownUsers((id) => app.users.exists(id))
   app.addHook('onRequest', async (request, reply) => {
     const header = request.headers.authorization
     if (header === undefined) return

@@ -1,5 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { createInteractionFlush, type RedisClient, type StreamGroupConsumer } from 'floodgate'
+import {
+  createInteractionFlush,
+  type InteractionLayout,
+  type RedisClient,
+  type StreamGroupConsumer,
+} from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { Registry } from 'prom-client'
 import type { Database } from '../db/types.js'
@@ -7,8 +12,6 @@ import { kyselySqlDatabase } from './sql_database.js'
 
 /** Flush settings the service exposes. */
 export interface FlushSettings {
-  /** @default 16 (must match the write path's partitions) */
-  partitions?: number
   /** Entries per PostgreSQL transaction. @default 1000 */
   batchSize?: number
   /** Idle time (ms) before a dead consumer's entries are claimed. @default 30000 */
@@ -28,15 +31,15 @@ export interface FlushSettings {
 export function startInteractionFlush(input: {
   redis: RedisClient
   db: Kysely<Database>
-  prefix: string
+  /** The key layout the write path uses (prefix, partitions, tables). */
+  layout: InteractionLayout
   registry: Registry
   log: FastifyBaseLogger
   settings?: FlushSettings
 }): StreamGroupConsumer {
   const { settings = {} } = input
   const flush = createInteractionFlush(input.redis, kyselySqlDatabase(input.db), {
-    prefix: input.prefix,
-    partitions: settings.partitions,
+    ...input.layout,
     batchSize: settings.batchSize,
     claimIdleMs: settings.claimIdleMs,
     maxDeliveries: settings.maxDeliveries,

@@ -1,5 +1,5 @@
 import type { InteractionOptions } from 'floodgate'
-import type { Config } from '../config/load.js'
+import type { Config } from '../config/types.js'
 import type { FlushSettings } from './flush.js'
 
 /**

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { ConfigError } from '../config/config_error.js'
-import type { Config } from '../config/load.js'
+import type { Config } from '../config/types.js'
 import type { RateLimitPluginOptions } from './plugin.js'
 import { PER_INSTANCE_INSURANCE } from './plugin.js'
 import { parseRouteQuotas } from './quotas.js'

@@ -1,8 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { BloomRebuildError, LockTimeoutError, type RedisClient } from 'floodgate'
+import { BloomRebuildError, LockTimeoutError } from 'floodgate'
 import { Type } from 'typebox'
-import { type VideoCache, VideoIdsReadError } from '../cache/install.js'
+import { VideoIdsReadError } from '../cache/install.js'
 import { ApiError } from '../http/api_error.js'
 import { withoutIdleTimeout } from '../http/long_request.js'
 import { errorResponses } from '../http/schemas.js'
@@ -20,14 +20,6 @@ const BloomRebuildResult = Type.Object({
 /** No parameters: an unknown one (say `?mode=replace`, which the counters rebuild has) is a 400, not ignored. */
 const NoQuery = Type.Object({}, { additionalProperties: false })
 
-export interface AdminBloomDeps {
-  /** The read cache; `undefined` when it is off (CACHE_ENABLED=false or CACHE_MODE other than floodgate). */
-  cache: VideoCache | undefined
-  /** The service's request-path client: when it is not connected, the route answers 503 at once. */
-  redis: RedisClient
-  adminUserIds: ReadonlySet<string>
-}
-
 /**
  * `POST /admin/rebuild/bloom`: rebuilds the videos Bloom filter from PostgreSQL
  * now (ids streamed in chunks into a new generation, then switched to
@@ -39,7 +31,7 @@ export interface AdminBloomDeps {
  * parameter. It answers when the rebuild is done, however long that takes (the connection's
  * idle timeout is suspended meanwhile).
  */
-export function adminBloomRoutes(app: FastifyInstance, deps: AdminBloomDeps): void {
+export function adminBloomRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   r.post(
     '/admin/rebuild/bloom',
@@ -53,14 +45,14 @@ export function adminBloomRoutes(app: FastifyInstance, deps: AdminBloomDeps): vo
       },
     },
     async (request) => {
-      const adminId = requireAdmin(request, deps)
-      const cache = deps.cache
-      if (cache === undefined)
+      const adminId = requireAdmin(request, app.counters)
+      const cache = app.videoCache
+      if (cache === null)
         throw new ApiError(
           'NOT_FOUND',
           'no Bloom filter here: the read cache is off (CACHE_ENABLED, CACHE_MODE)',
         )
-      if (deps.redis.status !== 'ready') throw new ApiError('UNAVAILABLE', 'Redis is unavailable')
+      if (app.redis.status !== 'ready') throw new ApiError('UNAVAILABLE', 'Redis is unavailable')
       request.log.warn({ adminId }, 'admin: rebuilding the videos Bloom filter from PostgreSQL')
       try {
         return await withoutIdleTimeout(request, () => cache.rebuildBloom())

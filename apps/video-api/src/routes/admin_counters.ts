@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { CountersService } from '../counters/service.js'
 import { ApiError, forbidden } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
 import { withoutIdleTimeout } from '../http/long_request.js'
@@ -62,7 +61,7 @@ export function requireAdmin(request: FastifyRequest, admins: { adminUserIds: Re
  * rebuilding). `GET /admin/reconcile[?maxVideos=N]`: drift between Redis and the
  * DB detail rows, and between the count columns and the detail rows. Admins only.
  */
-export function adminCounterRoutes(app: FastifyInstance, counters: CountersService): void {
+export function adminCounterRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   r.post(
     '/admin/rebuild/counters',
@@ -74,10 +73,12 @@ export function adminCounterRoutes(app: FastifyInstance, counters: CountersServi
       },
     },
     async (request) => {
-      const adminId = requireAdmin(request, counters)
+      const adminId = requireAdmin(request, app.counters)
       const mode = request.query.mode ?? 'merge'
       request.log.warn({ adminId, mode }, 'admin: rebuilding Redis counters from PostgreSQL')
-      const outcome = await withoutIdleTimeout(request, () => counters.recovery.rebuild({ mode, waitMs: 0 }))
+      const outcome = await withoutIdleTimeout(request, () =>
+        app.counters.recovery.rebuild({ mode, waitMs: 0 }),
+      )
       if (outcome.rebuilt) return { ...outcome.report, epoch: outcome.epoch }
       if (outcome.reason === 'locked')
         throw new ApiError('CONFLICT', 'another instance is rebuilding the counters')
@@ -94,9 +95,9 @@ export function adminCounterRoutes(app: FastifyInstance, counters: CountersServi
       },
     },
     async (request) => {
-      requireAdmin(request, counters)
+      requireAdmin(request, app.counters)
       const maxVideos = request.query.maxVideos === undefined ? undefined : Number(request.query.maxVideos)
-      return withoutIdleTimeout(request, () => counters.recovery.reconcile({ maxVideos }))
+      return withoutIdleTimeout(request, () => app.counters.recovery.reconcile({ maxVideos }))
     },
   )
 }

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { dummyHash, hashPassword, verifyPassword } from '../auth/password.js'
 import { ApiError } from '../http/api_error.js'
-import type { RouteDeps } from '../http/deps.js'
 import { errorResponses } from '../http/schemas.js'
 
 const Credentials = Type.Object(
@@ -21,11 +20,11 @@ const TokenReply = Type.Object({
 })
 
 /** `POST /auth/register` and `POST /auth/login`: both answer a bearer token. */
-export function authRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function authRoutes(app: FastifyInstance): void {
   const tokenFor = (userId: string) => ({
-    token: deps.tokens.issue(userId),
+    token: app.tokens.issue(userId),
     tokenType: 'Bearer' as const,
-    expiresInS: deps.tokens.ttlS,
+    expiresInS: app.tokens.ttlS,
     userId,
   })
 
@@ -34,7 +33,7 @@ export function authRoutes(app: FastifyInstance, deps: RouteDeps): void {
     { schema: { body: Credentials, response: { 201: TokenReply, ...errorResponses } } },
     async (request, reply) => {
       const { username, password } = request.body
-      const created = await deps.users.create(username, await hashPassword(password))
+      const created = await app.users.create(username, await hashPassword(password))
       if (!created) throw new ApiError('CONFLICT', 'username is taken')
       return reply.code(201).send(tokenFor(created.id))
     },
@@ -45,7 +44,7 @@ export function authRoutes(app: FastifyInstance, deps: RouteDeps): void {
     { schema: { body: Credentials, response: { 200: TokenReply, ...errorResponses } } },
     async (request) => {
       const { username, password } = request.body
-      const user = await deps.users.findByUsername(username)
+      const user = await app.users.findByUsername(username)
       // Same work whether or not the user exists; same answer for "no user" and "wrong password".
       const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()))
       if (!user || !ok) throw new ApiError('UNAUTHORIZED', 'invalid username or password')

@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import type { RouteDeps } from '../http/deps.js'
 import { errorResponses, VideoRef } from '../http/schemas.js'
 
 /** Size of the recommendation feed. */
 export const FEED_SIZE = 20
 
 /** `GET /feed/recommend`: the latest {@link FEED_SIZE} published public videos. */
-export function feedRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function feedRoutes(app: FastifyInstance): void {
   app.get(
     '/feed/recommend',
     {
@@ -16,6 +15,6 @@ export function feedRoutes(app: FastifyInstance, deps: RouteDeps): void {
         response: { 200: Type.Object({ items: Type.Array(VideoRef) }), ...errorResponses },
       },
     },
-    async () => ({ items: await deps.videos.recommend(FEED_SIZE) }),
+    async () => ({ items: await app.videos.recommend(FEED_SIZE) }),
   )
 }

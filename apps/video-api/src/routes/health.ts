@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { Type } from 'typebox'
-import type { RouteDeps } from '../http/deps.js'
 
 const Check = Type.Object({ status: Type.String(), db: Type.String(), redis: Type.String() })
 
@@ -23,7 +22,7 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<
 }
 
 /** `GET /healthz` (process up) and `GET /readyz` (DB and Redis answer within 1 s each). */
-export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function healthRoutes(app: FastifyInstance): void {
   app.get(
     '/healthz',
     { schema: { response: { 200: Type.Object({ status: Type.String() }) } } },
@@ -33,8 +32,8 @@ export function healthRoutes(app: FastifyInstance, deps: RouteDeps): void {
   )
   app.get('/readyz', { schema: { response: { 200: Check, 503: Check } } }, async (_request, reply) => {
     const [db, redis] = await Promise.all([
-      probe(() => sql`select 1`.execute(deps.db), 1000),
-      probe(() => deps.redis.ping(), 1000),
+      probe(() => sql`select 1`.execute(app.db), 1000),
+      probe(() => app.redis.ping(), 1000),
     ])
     const ok = db === 'ok' && redis === 'ok'
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not ready', db, redis })

@@ -4,7 +4,6 @@ import { playViewer, ReplicationTimeoutError, StoreUnavailableError } from 'floo
 import { Type } from 'typebox'
 import { ApiError, notFound } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
-import type { RouteDeps } from '../http/deps.js'
 import { checkIdRange, errorResponses, IdParams } from '../http/schemas.js'
 import { visibleTo } from '../videos/model.js'
 
@@ -35,13 +34,13 @@ const auth = [{ bearerAuth: [] }]
  * Plays are rate limited by the service's rate-limit plugin (write quota, or a per-route quota
  * `POST /videos/:id/play` in RATE_LIMIT_ROUTES).
  */
-export function interactionRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function interactionRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
-  const ix = deps.interactions
+  const ix = app.interactions
 
   const visibleVideo = async (request: FastifyRequest<{ Params: { id: string } }>) => {
     const id = checkIdRange(request.params.id, 'params/id')
-    const video = await deps.videos.getById(id, { write: true })
+    const video = await app.videos.getById(id, { write: true })
     if (!video || !visibleTo(video, request.userId)) throw notFound()
     // Redis is being rebuilt after a data loss: put this video's state back first, so an unlike
     // finds the member the rebuild has not restored yet instead of being silently dropped.

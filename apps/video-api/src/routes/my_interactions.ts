@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import type { VideoRow } from '../db/types.js'
 import { requireUser } from '../http/auth.js'
-import type { RouteDeps } from '../http/deps.js'
 import { errorResponses } from '../http/schemas.js'
 import { cutPage, PageQuery, readPageQuery, VideoPageSchema } from '../videos/cursor.js'
 import { toVideo } from '../videos/model.js'
@@ -16,7 +15,7 @@ type Row = VideoRow & { marked_at_text: string }
  * rows (PostgreSQL, the truth: a like shows up here once the flush applied it,
  * typically within a second). Deleted videos, and others' private or draft ones, are skipped.
  */
-export function myInteractionRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function myInteractionRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   for (const [path, table] of [
     ['/me/likes', 'video_likes'],
@@ -37,7 +36,7 @@ export function myInteractionRoutes(app: FastifyInstance, deps: RouteDeps): void
         const after = cursor
           ? sql`AND (m.created_at, m.video_id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::bigint)`
           : sql``
-        const { rows } = await deps.dbGuard.run(() =>
+        const { rows } = await app.dbGuard.run(() =>
           sql<Row>`
           SELECT v.id, v.author_id, v.title, v.description, v.cover_url, v.play_url, v.visibility, v.status,
                  v.like_count, v.favorite_count, v.play_count, v.created_at, v.updated_at, v.deleted_at,
@@ -47,7 +46,7 @@ export function myInteractionRoutes(app: FastifyInstance, deps: RouteDeps): void
             AND ((v.status = 'published' AND v.visibility = 'public') OR v.author_id = ${userId})
             ${after}
           ORDER BY m.created_at DESC, m.video_id DESC
-          LIMIT ${limit + 1}`.execute(deps.db),
+          LIMIT ${limit + 1}`.execute(app.db),
         )
         const page = cutPage(rows, limit, (row) => ({ createdAt: row.marked_at_text, id: String(row.id) }))
         return { items: page.rows.map(toVideo), nextCursor: page.nextCursor }

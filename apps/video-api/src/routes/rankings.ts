@@ -3,10 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import { type RankedVideo, StoreUnavailableError } from 'floodgate'
 import { sql } from 'kysely'
 import { Type } from 'typebox'
-import type { CountersService } from '../counters/service.js'
 import type { VideoRow } from '../db/types.js'
 import { ApiError } from '../http/api_error.js'
-import type { RouteDeps } from '../http/deps.js'
 import { errorResponses, VideoRef } from '../http/schemas.js'
 import { toVideo } from '../videos/model.js'
 
@@ -50,7 +48,7 @@ const columns = sql`id, author_id, title, description, cover_url, play_url, visi
  * deleted, private and draft videos. Redis down: all-time falls back to the
  * count columns (`stale: true`); trending windows answer 503.
  */
-export function rankingRoutes(app: FastifyInstance, deps: RouteDeps, counters: CountersService): void {
+export function rankingRoutes(app: FastifyInstance): void {
   app
     .withTypeProvider<TypeBoxTypeProvider>()
     .get(
@@ -62,24 +60,24 @@ export function rankingRoutes(app: FastifyInstance, deps: RouteDeps, counters: C
         const limit = request.query.limit === undefined ? 20 : Number(request.query.limit)
         let ranked: RankedVideo[]
         try {
-          ranked = await counters.rankings.top({
+          ranked = await app.counters.rankings.top({
             metric,
             window,
-            limit: Math.min(counters.rankings.topK, limit * 2 + 10),
+            limit: Math.min(app.counters.rankings.topK, limit * 2 + 10),
           })
         } catch (error) {
           if (!(error instanceof StoreUnavailableError)) throw error
           if (window !== 'all')
             throw new ApiError('UNAVAILABLE', 'trending rankings need Redis', { cause: error })
-          return { metric, window, items: await fromColumns(deps, metric, limit), stale: true }
+          return { metric, window, items: await fromColumns(app, metric, limit), stale: true }
         }
         if (ranked.length === 0) return { metric, window, items: [], stale: false }
         const ids = ranked.map((r) => r.videoId)
-        const { rows } = await deps.dbGuard.run(() =>
+        const { rows } = await app.dbGuard.run(() =>
           sql<VideoRow>`
         SELECT ${columns} FROM videos
         WHERE id IN (${sql.join(ids.map((id) => sql`${id}::bigint`))})
-          AND deleted_at IS NULL AND status = 'published' AND visibility = 'public'`.execute(deps.db),
+          AND deleted_at IS NULL AND status = 'published' AND visibility = 'public'`.execute(app.db),
         )
         const byId = new Map(rows.map((row) => [String(row.id), row]))
         const items = []
@@ -95,13 +93,13 @@ export function rankingRoutes(app: FastifyInstance, deps: RouteDeps, counters: C
 }
 
 /** All-time order from the count columns (Redis unavailable): newer video first on ties. */
-async function fromColumns(deps: RouteDeps, metric: 'likes' | 'plays', limit: number) {
+async function fromColumns(app: FastifyInstance, metric: 'likes' | 'plays', limit: number) {
   const column = metric === 'likes' ? sql`like_count` : sql`play_count`
-  const { rows } = await deps.dbGuard.run(() =>
+  const { rows } = await app.dbGuard.run(() =>
     sql<VideoRow>`
     SELECT ${columns} FROM videos
     WHERE deleted_at IS NULL AND status = 'published' AND visibility = 'public' AND ${column} > 0
-    ORDER BY ${column} DESC, id DESC LIMIT ${limit}`.execute(deps.db),
+    ORDER BY ${column} DESC, id DESC LIMIT ${limit}`.execute(app.db),
   )
   return rows.map((row, i) => ({
     rank: i + 1,

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { notFound } from '../http/api_error.js'
-import type { RouteDeps } from '../http/deps.js'
 import { checkIdRange, errorResponses, IdParams } from '../http/schemas.js'
 import { PageQuery, readPageQuery, VideoPageSchema } from '../videos/cursor.js'
 
@@ -9,7 +8,7 @@ import { PageQuery, readPageQuery, VideoPageSchema } from '../videos/cursor.js'
  * `GET /users/:id/videos`: newest first, cursor pagination over (created_at, id),
  * so rows inserted meanwhile never shift a page. The owner sees drafts and private videos too.
  */
-export function userRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function userRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
   r.get(
     '/users/:id/videos',
@@ -23,8 +22,8 @@ export function userRoutes(app: FastifyInstance, deps: RouteDeps): void {
     async (request) => {
       const authorId = checkIdRange(request.params.id, 'params/id')
       const { cursor, limit } = readPageQuery(request.query)
-      if (!(await deps.dbGuard.run(() => deps.users.exists(authorId)))) throw notFound('user')
-      return deps.videos.listByAuthor(authorId, cursor, limit, { includeHidden: request.userId === authorId })
+      if (!(await app.dbGuard.run(() => app.users.exists(authorId)))) throw notFound('user')
+      return app.videos.listByAuthor(authorId, cursor, limit, { includeHidden: request.userId === authorId })
     },
   )
 }

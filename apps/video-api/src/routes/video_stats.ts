@@ -1,9 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
-import type { CountersService } from '../counters/service.js'
 import { ApiError, notFound } from '../http/api_error.js'
-import type { RouteDeps } from '../http/deps.js'
 import { checkIdRange, errorResponses, IdParams } from '../http/schemas.js'
 import { visibleTo } from '../videos/model.js'
 
@@ -21,7 +19,7 @@ const Stats = Type.Object({
 })
 
 /** `GET /videos/:id/stats`: likes, favourites, plays (and the caller's flags), from the live-counts layer. */
-export function videoStatsRoutes(app: FastifyInstance, deps: RouteDeps, counters: CountersService): void {
+export function videoStatsRoutes(app: FastifyInstance): void {
   app
     .withTypeProvider<TypeBoxTypeProvider>()
     .get(
@@ -29,10 +27,10 @@ export function videoStatsRoutes(app: FastifyInstance, deps: RouteDeps, counters
       { schema: { params: IdParams, response: { 200: Stats, ...errorResponses } } },
       async (request) => {
         const id = checkIdRange(request.params.id, 'params/id')
-        const video = await deps.videos.getById(id)
+        const video = await app.videos.getById(id)
         if (!video || !visibleTo(video, request.userId)) throw notFound()
-        const read = await counters.live.read([id], request.userId)
-        if (read.unavailable) counters.metrics?.staleRead(read.unavailable)
+        const read = await app.counters.live.read([id], request.userId)
+        if (read.unavailable) app.counters.metrics?.staleRead(read.unavailable)
         const c = read.counts.get(id)
         if (!c) throw new ApiError('UNAVAILABLE', 'counts are unavailable (Redis and the database failed)')
         return {

@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { forbidden, notFound } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
-import type { RouteDeps } from '../http/deps.js'
 import {
   checkIdRange,
   errorResponses,
@@ -61,7 +60,7 @@ const auth = [{ bearerAuth: [] }]
  * A private, draft or deleted video is a 404 for anyone but its owner (no existence leak);
  * changing someone else's visible video is a 403.
  */
-export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
+export function videoRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
 
   r.post(
@@ -69,7 +68,7 @@ export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
     { schema: { security: auth, body: CreateBody, response: { 201: VideoRef, ...errorResponses } } },
     async (request, reply) => {
       const userId = requireUser(request)
-      const video = await deps.videoWriter.create(userId, request.body)
+      const video = await app.videoWriter.create(userId, request.body)
       return reply.code(201).header('location', `/videos/${video.id}`).send(video)
     },
   )
@@ -79,7 +78,7 @@ export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
     { schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } } },
     async (request) => {
       const id = checkIdRange(request.params.id, 'params/id')
-      const video = await deps.videos.getById(id)
+      const video = await app.videos.getById(id)
       if (!video || !visibleTo(video, request.userId)) throw notFound()
       return video
     },
@@ -87,7 +86,7 @@ export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   /** Loads a live video for a change by `userId`: 404 if not visible to them, 403 if visible but not theirs. */
   const owned = async (id: string, userId: string) => {
-    const video = await deps.videos.getById(id, { write: true })
+    const video = await app.videos.getById(id, { write: true })
     if (!video || !visibleTo(video, userId)) throw notFound()
     if (video.authorId !== userId) throw forbidden('only the owner may change this video')
     return video
@@ -107,7 +106,7 @@ export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const userId = requireUser(request)
       const id = checkIdRange(request.params.id, 'params/id')
       await owned(id, userId)
-      const video = await deps.videoWriter.update(id, userId, request.body)
+      const video = await app.videoWriter.update(id, userId, request.body)
       if (!video) throw notFound()
       return video
     },
@@ -120,7 +119,7 @@ export function videoRoutes(app: FastifyInstance, deps: RouteDeps): void {
       const userId = requireUser(request)
       const id = checkIdRange(request.params.id, 'params/id')
       await owned(id, userId)
-      if (!(await deps.videoWriter.softDelete(id, userId))) throw notFound()
+      if (!(await app.videoWriter.softDelete(id, userId))) throw notFound()
       return reply.code(204).send(null)
     },
   )

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fullJitterDelayMs } from '../backoff/index.js'
-import { InvalidArgumentError, ScriptContractError, StoreUnavailableError } from '../errors/index.js'
+import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
 import type { Logger } from '../observability/index.js'
 import { KeySpace, type RedisClient } from '../redis/index.js'
 import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
@@ -259,6 +259,11 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
   /** True when a generation is ready (queries answer from bits). @throws {StoreUnavailableError} on a Redis error. */
   async isReady(): Promise<boolean> {
     return (await this.readGenerations()).ready !== null
+  }
+
+  /** The generation queries answer from; `null` when none is (never built, or Redis lost it). @throws {StoreUnavailableError} on a Redis error. */
+  async readyGeneration(): Promise<number | null> {
+    return (await this.readGenerations()).ready
   }
 
   private async readGenerations(): Promise<Generations> {

@@ -6,6 +6,15 @@ export {
 } from './bloom_filter.js'
 export { BloomRebuildError } from './errors.js'
 export type { Generations } from './layout.js'
+export {
+  BLOOM_LIFECYCLE_DEFAULTS,
+  BloomLifecycle,
+  type BloomLifecycleEvent,
+  type BloomLifecycleOptions,
+  type BloomRebuildReport,
+  type BloomRebuildState,
+  type BloomTrust,
+} from './lifecycle.js'
 export { BitPositions, type ItemBits } from './positions.js'
 export type { RebuildOptions, RebuildResult } from './rebuild.js'
 export {

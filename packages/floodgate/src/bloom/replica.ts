@@ -9,7 +9,6 @@ import {
   type Deadline,
   withinDeadline,
 } from '../deadline/index.js'
-import { InvalidArgumentError } from '../errors/index.js'
 import type { Logger } from '../observability/index.js'
 import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { RedisClient } from '../redis/index.js'

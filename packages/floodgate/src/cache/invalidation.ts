@@ -1,5 +1,4 @@
 import { fullJitterDelayMs } from '../backoff/index.js'
-import type { L1Cache } from './l1/l1_cache.js'
 import type { L2Store } from './l2/l2_store.js'
 
 /** Cap of the first retry's wait (ms); it doubles per retry. */

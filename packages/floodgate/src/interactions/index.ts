@@ -13,6 +13,7 @@ export { createInteractionFlush, type InteractionFlushOptions } from './flush.js
 export { canonicalId, type EntityId, rankMember } from './ids.js'
 export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
 export { InteractionKeys, type RankMetric } from './keys.js'
+export { type InteractionLayout, type InteractionLayoutOptions, interactionLayout } from './layout.js'
 export { type InteractionOptions, interactionDefaults, type WaitForReplicas } from './options.js'
 export { checkReplicas, type ReplicaReport } from './replica_check.js'
 export { interactionSchemaSql } from './schema.js'

@@ -1,5 +1,6 @@
 import { KeySpace } from '../redis/key_space.js'
 import { integerIn } from '../validation/index.js'
+import { interactionDefaults } from './options.js'
 
 /** Ranking metrics kept in Redis. */
 export type RankMetric = 'likes' | 'plays'
@@ -34,7 +35,7 @@ export class InteractionKeys {
    * @param partitions number of partitions P (default 16). Changing it moves videos between streams; drain the streams first.
    * @throws {InvalidArgumentError} on an empty prefix or a partition count outside [1, 16384].
    */
-  constructor(prefix: string, partitions = 16) {
+  constructor(prefix: string, partitions: number = interactionDefaults.partitions) {
     integerIn('partitions', partitions, 1, 16384)
     this.space = new KeySpace(prefix)
     this.partitions = partitions

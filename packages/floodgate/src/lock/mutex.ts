@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fullJitterDelayMs } from '../backoff/index.js'
-import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import { inSpan, type Logger, warmTracing } from '../observability/index.js'
 import { awaitFirstConnection, KeySpace, type RedisClient } from '../redis/index.js'
 import { positiveInteger } from '../validation/index.js'

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/index.js'
 import { InteractionKeys } from '../interactions/keys.js'
+import { interactionDefaults } from '../interactions/options.js'
 import { integerIn } from '../validation/index.js'
 import { assertPartitions } from './partition.js'
 import {
@@ -88,9 +89,9 @@ export function resolveLayout(options: {
   topK?: number
   windows?: Readonly<Record<string, WindowSpec>>
 }): RankingsLayout {
-  const partitions = options.partitions ?? 16
+  const partitions = options.partitions ?? interactionDefaults.partitions
   assertPartitions(partitions)
-  const topK = integerIn('topK', options.topK ?? 1000, 1, 100_000)
+  const topK = integerIn('topK', options.topK ?? interactionDefaults.topK, 1, 100_000)
   return {
     keys: new InteractionKeys(options.prefix, partitions),
     topK,

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { Cluster, Redis } from 'ioredis'
 import { fullJitterDelayMs } from '../backoff/index.js'
 import { logError } from '../observability/index.js'
 import { openDedicatedConnection } from '../redis/dedicated_connection.js'

@@ -1,7 +1,6 @@
 import { Cluster } from 'ioredis'
 import type { CircuitBreaker } from '../../circuit_breaker/index.js'
 import { countsAgainstRedis, type Deadline, withinDeadline } from '../../deadline/index.js'
-import { ScriptContractError } from '../../errors/index.js'
 import type { KeySpace, RedisClient } from '../../redis/index.js'
 import { scopedParts } from '../namespace/scoped_key.js'
 import {

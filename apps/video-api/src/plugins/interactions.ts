@@ -1,0 +1,25 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { type InteractionLayout, type InteractionOptions, Interactions, interactionLayout } from 'floodgate'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Likes, favourites and plays: the Redis write path. */
+    interactions: Interactions
+    /** Prefix, partitions, top K and tables: built once, shared by the write path, flush, counts and rankings. */
+    interactionLayout: InteractionLayout
+  }
+}
+
+/** The interaction layout (under the app's prefix) and the write path on the app's Redis. */
+async function interactionsPlugin(
+  app: FastifyInstance,
+  options: Omit<InteractionOptions, 'prefix'>,
+): Promise<void> {
+  const { partitions, topK, ...writePath } = options
+  const layout = interactionLayout({ prefix: app.keys.prefix, partitions, topK })
+  app.decorate('interactionLayout', layout)
+  app.decorate('interactions', new Interactions(app.redis, { ...layout, ...writePath }))
+}
+
+export default fp(interactionsPlugin, { name: 'interactions', fastify: '5.x', dependencies: ['redis'] })

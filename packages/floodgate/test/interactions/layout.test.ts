@@ -1,0 +1,63 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  CountsReader,
+  createRankings,
+  defaultFlushTables,
+  InteractionKeys,
+  Interactions,
+  InvalidArgumentError,
+  interactionDefaults,
+  interactionLayout,
+} from '../../src/index.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
+
+const redis = testRedisClient()
+const prefix = uniquePrefix('ix-layout')
+
+afterAll(async () => {
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+describe('interactionLayout', () => {
+  it('applies the defaults once, frozen', () => {
+    const layout = interactionLayout({ prefix })
+    expect(layout).toEqual({
+      prefix,
+      partitions: interactionDefaults.partitions,
+      topK: interactionDefaults.topK,
+      tables: defaultFlushTables,
+    })
+    expect(Object.isFrozen(layout) && Object.isFrozen(layout.tables)).toBe(true)
+    expect(interactionLayout({ prefix, tables: { videos: 'app.clips' } }).tables.videos).toBe('app.clips')
+  })
+
+  it('refuses a bad field by name', () => {
+    expect(() => interactionLayout({ prefix: '' })).toThrow(InvalidArgumentError)
+    expect(() => interactionLayout({ prefix, partitions: 0 })).toThrow(/partitions/)
+    expect(() => interactionLayout({ prefix, topK: 0 })).toThrow(/topK/)
+    expect(() => interactionLayout({ prefix, tables: { likes: 'bad name' } })).toThrow(/tables\.likes/)
+  })
+
+  it('spread into the write path, the counts reader and the rankings, they agree (P = 3, top K = 2)', async () => {
+    const layout = interactionLayout({ prefix, partitions: 3, topK: 2 })
+    const interactions = new Interactions(redis, { ...layout })
+    const reader = new CountsReader({ ...layout, redis, timeoutMs: 2000 })
+    const rankings = createRankings({ ...layout, redis })
+    await redis.set(new InteractionKeys(prefix, 3).epoch(), 'e1')
+    // ids 1..5 over 3 partitions; video v gets v likes
+    for (const video of ['1', '2', '3', '4', '5'])
+      for (let user = 1; user <= Number(video); user++) await interactions.setLiked(video, String(user), true)
+
+    const read = await reader.readCounts(['1', '4', '5'])
+    expect(read.ok && [...read.counts.values()].map((c) => c.likes)).toEqual([1, 4, 5])
+    // the rankings merge the write path's 3 partitions (4 and 1 in partition 1, 5 and 2 in partition 2)
+    const top = await rankings.top({ metric: 'likes', window: 'all', limit: 2 })
+    expect(top).toEqual([
+      { videoId: '5', score: 5 },
+      { videoId: '4', score: 4 },
+    ])
+    expect(rankings.topK).toBe(2)
+    interactions.close()
+  })
+})
