@@ -30,10 +30,18 @@ export interface RateLimitPolicy {
  * Who decided:
  * - `redis`: the Redis script (the shared, exact answer);
  * - `memory`: an in-memory limiter ({@link createMemoryRateLimiter});
+ * - `lease`: a slice of the key's quota this instance reserved in Redis earlier (leased mode, no Redis call);
  * - `blockedCache`: a block remembered in-process until its retry time (no Redis call);
  * - `failOpen` / `failClosed` / `insurance`: Redis was unavailable and the fallback policy answered.
  */
-export type RateLimitSource = 'redis' | 'memory' | 'blockedCache' | 'failOpen' | 'failClosed' | 'insurance'
+export type RateLimitSource =
+  | 'redis'
+  | 'lease'
+  | 'memory'
+  | 'blockedCache'
+  | 'failOpen'
+  | 'failClosed'
+  | 'insurance'
 
 /**
  * The answer to one `limit()` call. A limited request is a value (`allowed: false`), never an exception.
