@@ -83,6 +83,7 @@ export interface Config {
   rateLimitRoutes: string
   rateLimitFallback: 'insurance' | 'failOpen' | 'failClosed'
   rateLimitInsurancePercent: number
+  rateLimitMode: 'exact' | 'leased'
   rateLimitTimeoutMs: number
 }
 
