@@ -1,7 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   createRateLimiter,
+  createRedisClient,
   InvalidArgumentError,
   KeySpace,
   type RateLimiterOptions,
@@ -17,6 +19,7 @@ import {
   testRedisClient,
   uniquePrefix,
 } from '../support/redis.js'
+import { PrivateRedis } from '../support/redis_server.js'
 
 // The leased mode in one process against real Redis: one Redis call per slice, slices sized
 // by the quota nobody holds, headers never above the quota left, slices dying with their window
@@ -174,6 +177,29 @@ describe('leased mode while Redis is down', () => {
       [true, 'insurance', 50],
       [true, 'insurance', 50],
     ])
+  })
+
+  it('answers concurrent decisions within the deadline while Redis does not answer (paused)', async () => {
+    const server = await PrivateRedis.start()
+    const client = createRedisClient(server.url, { commandTimeoutMs: 50 })
+    client.on('error', () => {})
+    const admin = new Redis(server.port, '127.0.0.1')
+    try {
+      await new Promise((resolve) => client.once('ready', resolve))
+      const limiter = leased({ redis: client, timeoutMs: 50 })
+      await admin.client('PAUSE', 1500, 'ALL')
+      const started = performance.now()
+      // one lease call in flight for the key: its 20 waiters share its timeout, not 20 in a row
+      const results = await Promise.all(Array.from({ length: 20 }, () => limiter.limit('paused')))
+      const elapsedMs = performance.now() - started
+      expect(results.map((r) => [r.allowed, r.source])).toEqual(Array(20).fill([false, 'failClosed']))
+      expect(elapsedMs).toBeLessThan(50 + 250) // a busy 2-core box: bounded, not fast
+    } finally {
+      await sleep(1500) // let the pause end
+      admin.disconnect()
+      client.disconnect()
+      await server.destroy()
+    }
   })
 
   it('keeps admitting from a slice taken before the outage, then falls back', async () => {
