@@ -53,7 +53,11 @@ export interface RateLimitResult {
   readonly allowed: boolean
   /** Units per window of the policy that decided (the insurance share when `source` is `insurance`). */
   readonly limit: number
-  /** Whole units still admissible now, after this decision (≥ 0). */
+  /**
+   * Whole units still admissible now, after this decision (≥ 0). Leased mode: what nobody else can
+   * take (this instance's slice left, plus the unheld quota on the answer that took the slice), a
+   * lower bound of the cluster-wide figure.
+   */
   readonly remaining: number
   /** When the quota is fully restored if no more requests come (ms epoch): window end, newest log entry + window, full bucket. */
   readonly resetAtMs: number
