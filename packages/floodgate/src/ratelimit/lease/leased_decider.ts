@@ -33,12 +33,12 @@ interface Lease {
   resetAtMs: number
   /** Redis TIME of the grant (ms epoch). */
   grantedAtMs: number
-  /** When the lease call was sent (local). */
-  sentAt: number
+  /** When the lease call's reply arrived (local): `nowMs` of an answer counts from it, so it is never ahead of Redis. */
+  receivedAt: number
   /**
-   * When the slice dies (local): sentAt + (window end − grant time). The script ran after
-   * `sentAt`, so this is at or before the window's end on the Redis clock: a slice is never spent
-   * in the next window.
+   * When the slice dies (local): send time + (window end − grant time). The script ran after the
+   * call was sent, so this is at or before the window's end on the Redis clock: a slice is never
+   * spent in the next window.
    */
   endsAt: number
 }
@@ -99,7 +99,7 @@ export class LeasedDecider {
       remaining: lease.left,
       resetAtMs: lease.resetAtMs,
       retryAfterMs: 0,
-      nowMs: Math.floor(lease.grantedAtMs + (now - lease.sentAt)),
+      nowMs: Math.floor(lease.grantedAtMs + (now - lease.receivedAt)),
       policy,
       source: 'lease',
     }
@@ -195,7 +195,7 @@ export class LeasedDecider {
       left: reply.slice - cost,
       resetAtMs: reply.resetAtMs,
       grantedAtMs: reply.nowMs,
-      sentAt,
+      receivedAt: performance.now(),
       endsAt: sentAt + (windowEndMs - reply.nowMs),
     })
     return answer

@@ -1,6 +1,7 @@
 // Worker for leased_processes.test.ts: one process of a leased-mode fleet. Runs each scenario in
 // turn, each after a cross-process barrier and from a window edge (Redis clock), and reports its
-// admitted decisions: [key index, nowMs, remaining, 1 if answered from the slice else 0].
+// admitted decisions: [key index, nowMs, remaining, 1 if answered from the slice else 0], and the
+// longest decision that went to Redis (ms).
 // argv: <redisUrl> <prefix> <workers> <windowMs> <durationMs> <scenario:algorithm:limit:keys,...>
 //   scenario `burst`: 16 callers in a closed loop on random keys among <keys>;
 //   scenario `paced`: one decision on key 0 every 5 ms (a load under the quota).
@@ -46,9 +47,13 @@ for (const spec of scenarios!.split(',')) {
   const admitted: [number, number, number, number][] = []
   const sources: Record<string, number> = {}
   let fired = 0
+  // longest decision that went to Redis: bounds how far a slice answer's nowMs lags its true time
+  let maxRedisMs = 0
   const decide = async (keyIndex: number) => {
     fired++
+    const started = performance.now()
     const result = await limiter.limit(`key-${keyIndex}`)
+    if (result.source === 'redis') maxRedisMs = Math.max(maxRedisMs, performance.now() - started)
     sources[result.source] = (sources[result.source] ?? 0) + 1
     if (result.allowed)
       admitted.push([keyIndex, result.nowMs, result.remaining, result.source === 'lease' ? 1 : 0])
@@ -71,6 +76,6 @@ for (const spec of scenarios!.split(',')) {
     }
     await Promise.all(inFlight)
   }
-  report({ spec, admitted, sources, fired })
+  report({ spec, admitted, sources, fired, maxRedisMs })
 }
 redis.disconnect()
