@@ -46,6 +46,7 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const LIMIT = 100
 const WINDOW_MS = 60_000
 const ALGORITHMS: RateLimitAlgorithm[] = ['fixedWindow', 'slidingLog', 'slidingWindow', 'tokenBucket', 'gcra']
+const LEASED_ALGORITHMS: RateLimitAlgorithm[] = ['fixedWindow', 'slidingWindow']
 
 const prefix = `bench:rl:${process.pid}`
 const keySpace = new KeySpace(prefix)
@@ -83,24 +84,36 @@ const rlfConsume = (limiter: PeerLimiter, key: string) =>
   limiter.consume(key).catch((rejection: unknown) => {
     if (rejection instanceof Error) throw rejection // a store error; a RateLimiterRes is a rejection
   })
+/** Per floodgate scenario: decisions, and those that took a Redis round trip (source `redis`). */
+const roundTrips = new Map<string, { decisions: number; redis: number }>()
 const floodgateScenario = (
   label: string,
   lib: typeof floodgate,
   algorithm: RateLimitAlgorithm,
   client: floodgate.RedisClient = redis,
+  mode: 'exact' | 'leased' = 'exact',
 ) => {
+  const name = `${label} ${algorithm}`
   const limiter = lib.createRateLimiter({
     redis: client,
     prefix: new lib.KeySpace(prefix),
+    name: `${algorithm}-${mode}`,
     algorithm,
     limit: LIMIT,
     windowMs: WINDOW_MS,
     timeoutMs: 5000,
     fallback: 'failClosed',
+    ...(mode === 'leased' ? { mode } : {}),
   })
-  return new Scenario(`${label} ${algorithm}`, async (i) => {
+  const count = { decisions: 0, redis: 0 }
+  roundTrips.set(name, count)
+  // a leased decision answered from the slice (or a cached refusal) makes no Redis call
+  const local = new Set(mode === 'leased' ? ['lease', 'blockedCache'] : [])
+  return new Scenario(name, async (i) => {
     const result = await limiter.limit(keyOf(i))
-    if (result.source !== 'redis') throw new Error(`decided by ${result.source}`)
+    count.decisions++
+    if (result.source === 'redis') count.redis++
+    else if (!local.has(result.source)) throw new Error(`decided by ${result.source}`)
   })
 }
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined
@@ -113,6 +126,9 @@ const allScenarios = [
     rlfConsume(rlfPipelined, keyOf(i)),
   ),
   ...ALGORITHMS.map((algorithm) => floodgateScenario('floodgate', floodgate, algorithm)),
+  ...LEASED_ALGORITHMS.map((algorithm) =>
+    floodgateScenario('floodgate leased', floodgate, algorithm, redis, 'leased'),
+  ),
   ...ALGORITHMS.map((algorithm) =>
     floodgateScenario('floodgate autopipelining', floodgate, algorithm, redisAutoPipelined),
   ),
@@ -161,6 +177,11 @@ memory.push({ name: 'rate-limiter-flexible RateLimiterRedis', bytes: rlfBytes, k
 await cleanup()
 
 const peer = results.find((r) => r.name === rlfName)!
+/** Round trips per decision of a floodgate scenario (warm-up included); blank for the others. */
+const roundTripsOf = (name: string) => {
+  const count = roundTrips.get(name)
+  return count && count.decisions > 0 ? (count.redis / count.decisions).toFixed(3) : ''
+}
 /** Median over rounds of this scenario's decisions/s divided by RLF's in the same round. */
 const vsPeer = (r: LoadResult) => median(r.sliceOpsPerSec.map((ops, i) => ops / peer.sliceOpsPerSec[i]!))
 const lines = [
@@ -168,11 +189,11 @@ const lines = [
   '',
   'Medians over the rounds; "vs RLF" is the median of per-round ratios to RateLimiterRedis; CPU is this process (user + system).',
   '',
-  '| scenario | decisions/s | vs RLF | client CPU µs/decision | p50 ms | p99 ms | errors |',
-  '|---|---:|---:|---:|---:|---:|---:|',
+  '| scenario | decisions/s | vs RLF | client CPU µs/decision | p50 ms | p99 ms | errors | Redis round trips/decision |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|',
   ...results.map(
     (r) =>
-      `| ${r.name} | ${r.medianOpsPerSec} | ${vsPeer(r).toFixed(2)} | ${r.medianCpuUsPerOp} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${r.errors} |`,
+      `| ${r.name} | ${r.medianOpsPerSec} | ${vsPeer(r).toFixed(2)} | ${r.medianCpuUsPerOp} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} | ${r.errors} | ${roundTripsOf(r.name)} |`,
   ),
   '',
   `Redis memory per limiter key after ${LIMIT} admitted units (MEMORY USAGE … SAMPLES 0, all keys of one limiter key)`,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
+import { KeySpace, type RateLimitPolicy, rateLimitKeys } from 'floodgate'
 import type { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
@@ -26,8 +27,11 @@ let redis: Redis | Cluster
 const apps: FastifyInstance[] = []
 const prefixes: string[] = []
 
-async function appWith(trustProxy: boolean | string[] = false): Promise<FastifyInstance> {
-  const prefix = `vatest-rl-${process.pid}-${randomBytes(3).toString('hex')}`
+async function appWith(
+  trustProxy: boolean | string[] = false,
+  leased?: { prefix: string; quotas: typeof quotas },
+): Promise<FastifyInstance> {
+  const prefix = leased?.prefix ?? `vatest-rl-${process.pid}-${randomBytes(3).toString('hex')}`
   prefixes.push(prefix)
   const app = await buildApp({
     db: database.db,
@@ -35,7 +39,13 @@ async function appWith(trustProxy: boolean | string[] = false): Promise<FastifyI
     jwtSecret: TEST_JWT_SECRET,
     trustProxy,
     // failClosed answers 429 when Redis is slower than timeoutMs: roomy, so a loaded machine cannot fake a limit
-    rateLimit: { prefix, quotas, fallback: 'failClosed', timeoutMs: 10_000 },
+    rateLimit: {
+      prefix,
+      quotas: leased?.quotas ?? quotas,
+      fallback: 'failClosed',
+      timeoutMs: 10_000,
+      ...(leased ? { mode: 'leased' as const } : {}),
+    },
   })
   apps.push(app)
   return app
@@ -51,6 +61,14 @@ afterAll(async () => {
   for (const prefix of prefixes) await deleteByPrefix(redis, `${prefix}:`)
   redis.disconnect()
   await database.close()
+})
+
+const policyOf = (limit: number): RateLimitPolicy => ({
+  name: 'anonymous',
+  algorithm: 'slidingWindow',
+  limit,
+  windowMs: 60_000,
+  burst: limit,
 })
 
 const field = (value: string | string[] | number | undefined, param: string) =>
@@ -158,6 +176,33 @@ describe('rate-limit plugin', () => {
     expect((await get(plain, '198.18.0.200')).statusCode).toBe(429) // all count as the proxy's address
     const behindProxy = await appWith([proxy])
     for (let i = 0; i < 5; i++) expect((await get(behindProxy, `198.18.0.${i + 1}`)).statusCode).toBe(200)
+  })
+})
+
+describe('rate-limit plugin, leased mode', () => {
+  it('two instances admit one quota between them, r never above what is left, slices given back on close', async () => {
+    const prefix = `vatest-rl-leased-${process.pid}-${randomBytes(3).toString('hex')}`
+    const leasedQuotas = { ...quotas, anonymous: { limit: 20, windowMs: 60_000 } }
+    const a = await appWith(false, { prefix, quotas: leasedQuotas })
+    const b = await appWith(false, { prefix, quotas: leasedQuotas })
+    const ip = '198.51.100.77'
+    let admitted = 0
+    for (let i = 0; i < 30; i++) {
+      const res = await (i % 2 === 0 ? a : b).inject({ method: 'GET', url: CHEAP_READ, remoteAddress: ip })
+      if (res.statusCode === 200) admitted++
+      else expect(res.statusCode).toBe(429)
+      expect(field(res.headers.ratelimit, 'r')).toBeLessThanOrEqual(20 - admitted)
+    }
+    expect(admitted).toBe(20)
+    // a third instance takes a slice (a quarter of 20 on a fresh client), closing gives its unused part back
+    const c = await appWith(false, { prefix, quotas: leasedQuotas })
+    const other = '198.51.100.78'
+    expect((await c.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: other })).statusCode).toBe(200)
+    const [even, odd] = rateLimitKeys(new KeySpace(prefix), { ...policyOf(20) }, addressKey(other))
+    const held = async () => Number((await redis.get(even!)) ?? 0) + Number((await redis.get(odd!)) ?? 0)
+    expect(await held()).toBe(5)
+    await c.close()
+    expect(await held()).toBe(1)
   })
 })
 

@@ -434,6 +434,13 @@ export const fields = {
     type: { kind: 'int', min: 0, max: 100 },
     doc: "Share of each quota one instance grants on its own during a Redis outage (%); 0 = 100 / the live instances (the interaction flush's member set, so the total stays near the quota as instances come and go; 100 % without the flush).",
   },
+  rateLimitMode: {
+    env: 'RATE_LIMIT_MODE',
+    toml: 'rate_limit_mode',
+    default: 'exact',
+    type: { kind: 'enum', values: ['exact', 'leased'] },
+    doc: 'exact: one Redis call per request; leased: each instance reserves slices of a quota in Redis and decides from them locally (never more admitted per window, fewer Redis calls, quota held unused by other instances is refused).',
+  },
   rateLimitTimeoutMs: {
     env: 'RATE_LIMIT_TIMEOUT_MS',
     toml: 'rate_limit_timeout_ms',

@@ -19,6 +19,7 @@ export function rateLimitFromConfig(config: Config): Omit<RateLimitPluginOptions
         : { insurance: { share: config.rateLimitInsurancePercent / 100 } }
   return {
     prefix: config.redisPrefix,
+    mode: config.rateLimitMode,
     timeoutMs: config.rateLimitTimeoutMs,
     maxWaitMs: Math.max(config.redisMaxWaitMs, config.rateLimitTimeoutMs),
     fallback,

@@ -4,7 +4,9 @@ import {
   createRateLimiter,
   type RateLimiter,
   type RateLimitFallback,
+  type RateLimitMode,
   type RedisClient,
+  type RedisRateLimiter,
   rateLimitHeaders,
 } from 'floodgate'
 import { sendProblem } from '../http/problem_handler.js'
@@ -25,6 +27,12 @@ export interface RateLimitPluginOptions {
    * (an insurance limiter granting 1 / `liveInstances()` of each quota).
    */
   fallback: RateLimitFallback | typeof PER_INSTANCE_INSURANCE
+  /**
+   * floodgate's limiter mode: `exact` (one Redis call per request) or `leased` (slices of each quota
+   * reserved in Redis, decided locally; given back on close).
+   * @default 'exact'
+   */
+  mode?: RateLimitMode
   /** How many instances share the quotas now (≥ 1). @default () => 1 */
   liveInstances?: () => number
   /** Idle event-loop time (ms) a Redis decision gets before the fallback answers (floodgate `withinDeadline`). */
@@ -36,7 +44,8 @@ export interface RateLimitPluginOptions {
 }
 
 /**
- * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (one EVALSHA), keyed by the
+ * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (one EVALSHA,
+ * or an answer from a leased slice in `leased` mode), keyed by the
  * user id when the request is authenticated, else by client IP (IPv6 per /64; `request.ip`, which
  * honours Fastify's `trustProxy` only when configured). Every response carries the IETF
  * `RateLimit-Policy`/`RateLimit` fields and `X-RateLimit-*`; a rejected request gets 429
@@ -49,8 +58,9 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
     options.fallback === PER_INSTANCE_INSURANCE
       ? { insurance: { share: () => 1 / Math.max(1, liveInstances()) } }
       : options.fallback
-  const make = (name: string, quota: Quota): RateLimiter =>
-    createRateLimiter({
+  const limiters: RedisRateLimiter[] = []
+  const make = (name: string, quota: Quota): RateLimiter => {
+    const limiter = createRateLimiter({
       redis: options.redis,
       prefix: options.prefix,
       name,
@@ -62,7 +72,11 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
       maxWaitMs: options.maxWaitMs,
       blockedCache: true,
       onStoreError: options.onStoreError,
+      mode: options.mode ?? 'exact',
     })
+    limiters.push(limiter)
+    return limiter
+  }
   const { quotas } = options
   const byClass = {
     auth: make('auth', quotas.auth),
@@ -71,6 +85,11 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
     anonymous: make('anonymous', quotas.anonymous),
   }
   const byRoute = new Map(Object.entries(quotas.routes).map(([route, quota]) => [route, make(route, quota)]))
+
+  // leased mode: unused slices go back so the other instances can use them before the window ends
+  app.addHook('onClose', async () => {
+    await Promise.all(limiters.map((limiter) => limiter.release()))
+  })
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const route = request.routeOptions.url

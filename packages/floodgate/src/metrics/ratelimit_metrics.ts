@@ -4,12 +4,19 @@ import { promClient } from './prom_client.js'
 import type { MetricsRegistry } from './registry.js'
 import { sharedMetric } from './shared_metric.js'
 
-const SOURCES: readonly RateLimitSource[] = ['redis', 'blockedCache', 'failOpen', 'failClosed', 'insurance']
+const SOURCES: readonly RateLimitSource[] = [
+  'redis',
+  'lease',
+  'blockedCache',
+  'failOpen',
+  'failClosed',
+  'insurance',
+]
 
 /**
  * Registers the limiter metrics in `registry` and feeds them from `limiter.events`:
  * - `floodgate_ratelimit_decisions_total{policy,source,allowed}` counter: every decision, by who
- *   decided (`redis`, `blockedCache`, `failOpen`, `failClosed`, `insurance`) and its answer
+ *   decided (`redis`, `lease`, `blockedCache`, `failOpen`, `failClosed`, `insurance`) and its answer
  *   (`allowed` = `"true"` / `"false"`); every series exists at 0 from the start, so an alert on
  *   `source="failOpen"` sees a rise from 0.
  * Several limiters may share one registry under different policy names (the metric is created once).
@@ -18,7 +25,7 @@ export function bindRateLimiterMetrics(registry: MetricsRegistry, limiter: Redis
   const { Counter } = promClient()
   const decisions = sharedMetric(registry, Counter, {
     name: 'floodgate_ratelimit_decisions_total',
-    help: 'Rate limiter decisions, by who decided (redis, blockedCache, or a fallback) and the answer',
+    help: 'Rate limiter decisions, by who decided (redis, lease, blockedCache, or a fallback) and the answer',
     labelNames: ['policy', 'source', 'allowed'],
   })
   const policy = limiter.policy.name

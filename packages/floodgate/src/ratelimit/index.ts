@@ -1,6 +1,7 @@
 export { RateLimiterEventEmitter, type RateLimiterEvents } from './events.js'
 export type { RateLimitFallback } from './fallback.js'
 export { type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js'
+export { LEASE_DEFAULTS } from './lease/defaults.js'
 export { type LimitAllResult, limitAll, type PolicyCheck } from './limit_all.js'
 export {
   createMemoryRateLimiter,
@@ -8,7 +9,13 @@ export {
   type MemoryRateLimiterOptions,
 } from './memory/memory_rate_limiter.js'
 export type { PolicyOptions } from './policy.js'
-export { createRateLimiter, type RateLimiterOptions, type RedisRateLimiter } from './redis_rate_limiter.js'
+export {
+  createRateLimiter,
+  type LeaseOptions,
+  type RateLimiterOptions,
+  type RateLimitMode,
+  type RedisRateLimiter,
+} from './redis_rate_limiter.js'
 export { RATE_LIMIT_AREA, rateLimitKeys } from './redis_scripts.js'
 export {
   type LimitOptions,

@@ -1,16 +1,42 @@
 import { checkDeadline, DEADLINE_DEFAULTS, STARTUP_DEFAULTS, withinDeadline } from '../deadline/index.js'
-import { StoreUnavailableError } from '../errors/index.js'
+import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
 import { inSpan, type Logger, warmTracing } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import { awaitFirstConnection, connectedOnce } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
-import { nonEmptyString, positiveInteger } from '../validation/index.js'
+import { nonEmptyString, positiveInteger, share } from '../validation/index.js'
 import { BlockedCache } from './blocked_cache.js'
 import { RateLimiterEventEmitter } from './events.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
+import { LEASE_DEFAULTS } from './lease/defaults.js'
+import { LEASED_ALGORITHMS, type LeasedAlgorithm } from './lease/lease_script.js'
+import { LeasedDecider } from './lease/leased_decider.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
 import type { RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
+
+/**
+ * How a Redis limiter decides:
+ * - `exact`: one Redis script call per decision;
+ * - `leased`: decisions come from a slice of the key's quota reserved in Redis beforehand, one
+ *   Redis call per slice (window algorithms only); see {@link RateLimiterOptions.lease}.
+ */
+export type RateLimitMode = 'exact' | 'leased'
+
+/** Options of the leased mode. */
+export interface LeaseOptions {
+  /**
+   * Share of the quota nobody holds that one lease reserves (at least the request's cost), in
+   * (0, 1]. Larger: fewer Redis calls; more quota held unused by instances that stop getting traffic.
+   * @default 0.25 (`LEASE_DEFAULTS.fraction`)
+   */
+  fraction?: number
+  /**
+   * Most keys holding a slice in this process (LRU); an evicted slice is given back.
+   * @default 10_000 (`LEASE_DEFAULTS.maxKeys`)
+   */
+  maxKeys?: number
+}
 
 /** Options of {@link createRateLimiter}. Units: ms for every duration. */
 export interface RateLimiterOptions extends PolicyOptions {
@@ -52,6 +78,17 @@ export interface RateLimiterOptions extends PolicyOptions {
   startupWaitMs?: number
   /** Warned (`warn`) on every fallback decision, with `key`, `source` and the error. */
   logger?: Logger
+  /**
+   * `'leased'`: decide from slices of each key's quota reserved in Redis (`fixedWindow` and
+   * `slidingWindow` only): no Redis call while a key's slice lasts, never more admitted per window
+   * than the exact mode admits, at the price of quota other instances hold unused
+   * (`src/ratelimit/README.md`, "Leased mode"). Refused keys are always remembered in this mode
+   * (`blockedCache: false` is ignored; `{ maxKeys }` sizes it).
+   * @default 'exact'
+   */
+  mode?: RateLimitMode
+  /** Leased mode tuning; ignored in exact mode. */
+  lease?: LeaseOptions
 }
 
 /** A rate limiter on Redis; `events` reports each decision and each fallback. */
@@ -71,6 +108,13 @@ export interface RedisRateLimiter extends RateLimiter {
    * @throws {InvalidArgumentError} `key` empty.
    */
   reset(key: string): Promise<void>
+  /**
+   * Leased mode: gives the unused units of every slice this process holds back to Redis (call it
+   * on shutdown, so other instances can use them before their window ends). Exact mode: nothing.
+   * Never throws: units that could not be given back expire with their window.
+   * @returns the units given back.
+   */
+  release(): Promise<number>
 }
 
 /**
@@ -100,7 +144,15 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
     maxWaitMs: options.maxWaitMs ?? Math.max(DEADLINE_DEFAULTS.maxWaitMs, timeoutMs),
   })
   const fallback = resolveFallback(options.fallback ?? 'failOpen', policy)
-  const blockedOption = options.blockedCache ?? false
+  const mode = options.mode ?? 'exact'
+  if (mode !== 'exact' && mode !== 'leased')
+    throw new InvalidArgumentError('mode', `must be 'exact' or 'leased', got ${String(mode)}`)
+  if (mode === 'leased' && !LEASED_ALGORITHMS.includes(policy.algorithm as LeasedAlgorithm))
+    throw new InvalidArgumentError(
+      'mode',
+      `'leased' runs ${LEASED_ALGORITHMS.join(', ')}, not ${policy.algorithm}`,
+    )
+  const blockedOption = options.blockedCache ?? mode === 'leased'
   const blocked =
     blockedOption === false
       ? undefined
@@ -114,6 +166,19 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
   const spanAttributes = { 'floodgate.policy': policy.name, 'floodgate.algorithm': policy.algorithm }
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const decide = prepareRateLimitScript(keySpace, policy)
+  const leased =
+    mode === 'leased'
+      ? new LeasedDecider({
+          redis: options.redis,
+          keySpace,
+          policy,
+          fraction: share('lease.fraction', options.lease?.fraction ?? LEASE_DEFAULTS.fraction),
+          maxKeys: positiveInteger('lease.maxKeys', options.lease?.maxKeys ?? LEASE_DEFAULTS.maxKeys),
+          deadline,
+          what,
+          blocked: blocked ?? new BlockedCache(10_000),
+        })
+      : undefined
 
   const decided = (key: string, result: RateLimitResult): RateLimitResult => {
     events.emit('decision', { key, source: result.source, allowed: result.allowed })
@@ -131,19 +196,22 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
     async reset(key): Promise<void> {
       nonEmptyString('key', key)
       blocked?.forget(key)
+      leased?.forget(key)
       await awaitFirstConnection(redis, startupWaitMs)
       const unlink = redis.unlink(...rateLimitKeys(keySpace, policy, key)).catch((error: unknown) => {
         throw new StoreUnavailableError(`${what}: reset failed`, { cause: error })
       })
       await withinDeadline(unlink, deadline, what)
     },
+    release: async () => (leased ? leased.release() : 0),
     async limit(key, callOptions): Promise<RateLimitResult> {
       nonEmptyString('key', key)
       const cost = callOptions?.cost === undefined ? 1 : positiveInteger('cost', callOptions.cost)
-      const cached = blocked?.check(key, policy, Date.now())
+      const cached = leased ? leased.local(key, cost) : blocked?.check(key, policy, Date.now())
       if (cached) return decided(key, cached)
       try {
         if (!connectedOnce(redis)) await awaitFirstConnection(redis, startupWaitMs)
+        if (leased) return decided(key, await leased.decide(key, cost))
         const decision = await inSpan(spanName, spanAttributes, () =>
           withinDeadline(decide(redis, key, cost), deadline, what),
         )

@@ -52,6 +52,23 @@ const scripts: Record<RateLimitAlgorithm, AlgorithmScript> = {
   },
 }
 
+/** The key suffixes of an algorithm's state (`fw`, `sw0`…), in the order its scripts take them. */
+export function stateSuffixes(algorithm: RateLimitAlgorithm): readonly string[] {
+  return scripts[algorithm].suffixes
+}
+
+/**
+ * Maps a limiter key to its hash tag `<prefix>:rl:{<name>:<key>}`: `keySpace.tagged` without its
+ * brace-escaping regex when the key holds no brace (once per decision, so kept cheap).
+ */
+export function limiterTag(keySpace: KeySpace, policy: RateLimitPolicy): (key: string) => string {
+  const head = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:`).slice(0, -1)
+  return (key) =>
+    key.indexOf('{') === -1 && key.indexOf('}') === -1
+      ? `${head + key}}`
+      : keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
+}
+
 /** The Redis keys one limiter key uses (exported for tests and for `MEMORY USAGE` measurements). */
 export function rateLimitKeys(keySpace: KeySpace, policy: RateLimitPolicy, key: string): string[] {
   const tagged = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
@@ -101,14 +118,10 @@ export function prepareRateLimitScript(keySpace: KeySpace, policy: RateLimitPoli
   const burstArg = String(policy.burst)
   const suffix0 = `:${suffixes[0]}`
   const suffix1 = suffixes.length > 1 ? `:${suffixes[1]}` : undefined
-  // keySpace.tagged(area, `${name}:${key}`) without its brace-escaping regex when the key has no brace
-  const head = keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:`).slice(0, -1)
+  const taggedOf = limiterTag(keySpace, policy)
   const toDecision = (reply: unknown): Decision => decisionOf(script.name, reply)
   return (client, key, cost) => {
-    const tagged =
-      key.indexOf('{') === -1 && key.indexOf('}') === -1
-        ? `${head + key}}`
-        : keySpace.tagged(RATE_LIMIT_AREA, `${policy.name}:${key}`)
+    const tagged = taggedOf(key)
     const argv: (string | number)[] = [script.sha1, script.numberOfKeys, tagged + suffix0]
     if (suffix1 !== undefined) argv.push(tagged + suffix1)
     argv.push(limitArg, windowArg, cost === 1 ? '1' : String(cost))

@@ -30,10 +30,18 @@ export interface RateLimitPolicy {
  * Who decided:
  * - `redis`: the Redis script (the shared, exact answer);
  * - `memory`: an in-memory limiter ({@link createMemoryRateLimiter});
+ * - `lease`: a slice of the key's quota this instance reserved in Redis earlier (leased mode, no Redis call);
  * - `blockedCache`: a block remembered in-process until its retry time (no Redis call);
  * - `failOpen` / `failClosed` / `insurance`: Redis was unavailable and the fallback policy answered.
  */
-export type RateLimitSource = 'redis' | 'memory' | 'blockedCache' | 'failOpen' | 'failClosed' | 'insurance'
+export type RateLimitSource =
+  | 'redis'
+  | 'lease'
+  | 'memory'
+  | 'blockedCache'
+  | 'failOpen'
+  | 'failClosed'
+  | 'insurance'
 
 /**
  * The answer to one `limit()` call. A limited request is a value (`allowed: false`), never an exception.
@@ -45,7 +53,11 @@ export interface RateLimitResult {
   readonly allowed: boolean
   /** Units per window of the policy that decided (the insurance share when `source` is `insurance`). */
   readonly limit: number
-  /** Whole units still admissible now, after this decision (≥ 0). */
+  /**
+   * Whole units still admissible now, after this decision (≥ 0). Leased mode: what nobody else can
+   * take (this instance's slice left, plus the unheld quota on the answer that took the slice), a
+   * lower bound of the cluster-wide figure.
+   */
   readonly remaining: number
   /** When the quota is fully restored if no more requests come (ms epoch): window end, newest log entry + window, full bucket. */
   readonly resetAtMs: number

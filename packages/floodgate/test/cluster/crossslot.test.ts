@@ -178,6 +178,30 @@ describe('on Redis Cluster, through the public APIs', () => {
     }
   })
 
+  it('leased rate limiter: slices, refusal, give-back, keys on every master', async () => {
+    for (const algorithm of ['fixedWindow', 'slidingWindow'] as const) {
+      const limiter = createRateLimiter({
+        redis: cluster,
+        prefix,
+        name: `leased-${algorithm}`,
+        algorithm,
+        limit: 8,
+        windowMs: 60_000,
+        timeoutMs: 2000,
+        fallback: 'failClosed',
+        mode: 'leased',
+      })
+      const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => limiter.limit(`burst${i}`)))
+      expect(burst.map((a) => [a.allowed, a.source])).toEqual(Array(30).fill([true, 'redis']))
+      const answers = []
+      for (let i = 0; i < 9; i++) answers.push(await limiter.limit('alice'))
+      expect(answers.map((a) => a.allowed)).toEqual([...Array(8).fill(true), false])
+      // slices of 2, 2, 1, 1, 1, 1, then the refusal
+      expect(answers.filter((a) => a.source === 'redis')).toHaveLength(7)
+      expect(await limiter.release()).toBe(30) // each burst key's slice of 2 has 1 left
+    }
+  })
+
   it('BloomFilter: rebuild (twice, so the old generation is dropped), add, check', async () => {
     const bloom = new BloomFilter({
       redis: cluster,

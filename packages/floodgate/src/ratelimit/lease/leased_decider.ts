@@ -1,0 +1,211 @@
+import { LRUCache } from 'lru-cache'
+import { type Deadline, withinDeadline } from '../../deadline/index.js'
+import { StoreUnavailableError } from '../../errors/index.js'
+import { inSpan } from '../../observability/index.js'
+import type { KeySpace } from '../../redis/key_space.js'
+import type { RedisClient } from '../../redis/types.js'
+import type { BlockedCache } from '../blocked_cache.js'
+import type { RateLimitPolicy, RateLimitResult } from '../types.js'
+import { type LeaseCall, type LeaseReply, prepareLeaseScript } from './lease_script.js'
+
+/** Options of {@link LeasedDecider}; see `RateLimiterOptions.lease` for the public ones. */
+export interface LeasedDeciderOptions {
+  redis: RedisClient
+  keySpace: KeySpace
+  policy: RateLimitPolicy
+  /** Share of the free quota one lease takes, in (0, 1]. */
+  fraction: number
+  /** Most leases held (LRU). */
+  maxKeys: number
+  deadline: Deadline
+  /** Names the limiter in timeout errors. */
+  what: string
+  /** Keys Redis refused with nothing left, answered in-process until their retry time (Envoy's local cache). */
+  blocked: BlockedCache
+}
+
+/** This instance's slice of one key's quota. Local times are `performance.now()` ms. */
+interface Lease {
+  /** The aligned window the slice belongs to (floor(Redis ms / windowMs)). */
+  windowIndex: number
+  /** Units of the slice not yet admitted. */
+  left: number
+  resetAtMs: number
+  /** Redis TIME of the grant (ms epoch). */
+  grantedAtMs: number
+  /** When the lease call's reply arrived (local): `nowMs` of an answer counts from it, so it is never ahead of Redis. */
+  receivedAt: number
+  /**
+   * When the slice dies (local): send time + (window end − grant time). The script ran after the
+   * call was sent, so this is at or before the window's end on the Redis clock: a slice is never
+   * spent in the next window.
+   */
+  endsAt: number
+}
+
+/**
+ * The leased mode of a Redis limiter: decides from a slice of each key's quota reserved in Redis
+ * (`lua/lease_*.lua`), one Redis call per slice instead of one per decision.
+ *
+ * - A decision the key's live slice covers is answered in-process (`source: 'lease'`).
+ * - Otherwise one lease call gives back what is left of the old slice and reserves a new one;
+ *   concurrent decisions on the key wait for that call instead of sending their own.
+ * - A refusal with nothing left is remembered until its retry time (`blocked`).
+ * - A slice is spent only inside its aligned window; its unused units are given back with the
+ *   next lease call of the key, on eviction, or by {@link release}, else they expire with the
+ *   window.
+ *
+ * Bound: every admitted unit was counted in the window's counter when its slice was granted, and
+ * a slice is granted only if the algorithm would admit all of it at that moment, so per aligned
+ * window the admitted units never pass what the exact script allows (fixed window: the limit;
+ * sliding window: the limit, and a trailing window < 2 × limit). What the mode gives up is the
+ * other way: units held unused by other instances are refused here until given back or expired.
+ */
+export class LeasedDecider {
+  private readonly leases: LRUCache<string, Lease>
+  private readonly pending = new Map<string, Promise<StoreUnavailableError | undefined>>()
+  private readonly call: LeaseCall
+  private readonly spanAttributes: Record<string, string>
+
+  constructor(private readonly options: LeasedDeciderOptions) {
+    this.call = prepareLeaseScript(options.keySpace, options.policy, options.fraction)
+    this.spanAttributes = {
+      'floodgate.policy': options.policy.name,
+      'floodgate.algorithm': options.policy.algorithm,
+      'floodgate.mode': 'leased',
+    }
+    this.leases = new LRUCache<string, Lease>({
+      max: options.maxKeys,
+      disposeAfter: (lease, key, reason) => {
+        if (reason === 'evict') this.giveBack(key, lease).catch(() => {})
+      },
+    })
+  }
+
+  /** An answer from memory (a block, or the live slice), else undefined. Consumes `cost` from the slice. */
+  local(key: string, cost: number): RateLimitResult | undefined {
+    const { policy, blocked } = this.options
+    const block = blocked.check(key, policy, Date.now())
+    if (block) return block
+    const lease = this.leases.get(key)
+    if (lease === undefined || lease.left < cost) return undefined
+    const now = performance.now()
+    if (now >= lease.endsAt) return undefined
+    lease.left -= cost
+    return {
+      allowed: true,
+      limit: policy.limit,
+      // only units nobody else can take: the other instances' slices and what they took since are unknown here
+      remaining: lease.left,
+      resetAtMs: lease.resetAtMs,
+      retryAfterMs: 0,
+      nowMs: Math.floor(lease.grantedAtMs + (now - lease.receivedAt)),
+      policy,
+      source: 'lease',
+    }
+  }
+
+  /**
+   * Decides with Redis's help: waits for a lease call of the key already in flight, else sends one.
+   * @throws {StoreUnavailableError} when Redis is unreachable or slower than the deadline (the
+   *   limiter's fallback answers).
+   */
+  async decide(key: string, cost: number): Promise<RateLimitResult> {
+    for (;;) {
+      const inFlight = this.pending.get(key)
+      if (inFlight === undefined) return this.renew(key, cost)
+      const error = await inFlight
+      if (error) throw error
+      const answer = this.local(key, cost)
+      if (answer) return answer
+    }
+  }
+
+  /** Forgets `key`'s slice and block (after its quota was reset in Redis). */
+  forget(key: string): void {
+    this.leases.delete(key)
+    this.options.blocked.forget(key)
+  }
+
+  /**
+   * Gives every live slice's unused units back to Redis (for a graceful shutdown), one call per
+   * key, in parallel. Never throws: units that could not be given back expire with their window.
+   * @returns the units given back.
+   */
+  async release(): Promise<number> {
+    const held = [...this.leases.entries()]
+    this.leases.clear()
+    const given = await Promise.all(held.map(([key, lease]) => this.giveBack(key, lease).catch(() => 0)))
+    return given.reduce((sum, units) => sum + units, 0)
+  }
+
+  /** Sends a lease call for `key` and answers this decision from it; waiters see its outcome. */
+  private async renew(key: string, cost: number): Promise<RateLimitResult> {
+    const old = this.leases.get(key)
+    // the old slice (dead, or short of `cost`) goes back with this call; if the call fails its
+    // units are lost until the window ends, never counted twice
+    if (old !== undefined) this.leases.delete(key)
+    const giveBack = old !== undefined && old.left > 0 ? old.left : 0
+    const giveBackIndex = giveBack > 0 ? (old as Lease).windowIndex : -1
+    let settle: (error: StoreUnavailableError | undefined) => void = () => {}
+    this.pending.set(
+      key,
+      new Promise((resolve) => {
+        settle = resolve
+      }),
+    )
+    try {
+      const { redis, deadline, what } = this.options
+      const sentAt = performance.now()
+      const reply = await inSpan('floodgate.ratelimit.decide', this.spanAttributes, () =>
+        withinDeadline(this.call(redis, key, cost, giveBack, giveBackIndex), deadline, what),
+      )
+      const result = this.apply(key, cost, reply, sentAt)
+      settle(undefined)
+      return result
+    } catch (error) {
+      settle(error instanceof StoreUnavailableError ? error : undefined)
+      throw error
+    } finally {
+      this.pending.delete(key)
+    }
+  }
+
+  /** Stores a granted slice minus this decision's cost, or remembers a refusal; returns the answer. */
+  private apply(key: string, cost: number, reply: LeaseReply, sentAt: number): RateLimitResult {
+    const { policy, blocked } = this.options
+    const answer: RateLimitResult = {
+      allowed: reply.granted,
+      limit: policy.limit,
+      // the slice left plus the quota nobody holds at this moment: never above the cluster-wide figure
+      remaining: reply.granted ? reply.slice - cost + reply.free : reply.free,
+      resetAtMs: reply.resetAtMs,
+      retryAfterMs: reply.retryAfterMs,
+      nowMs: reply.nowMs,
+      policy,
+      source: 'redis',
+    }
+    if (!reply.granted) {
+      blocked.remember(key, cost, answer, Date.now())
+      return answer
+    }
+    const windowEndMs = (reply.windowIndex + 1) * policy.windowMs
+    this.leases.set(key, {
+      windowIndex: reply.windowIndex,
+      left: reply.slice - cost,
+      resetAtMs: reply.resetAtMs,
+      grantedAtMs: reply.nowMs,
+      receivedAt: performance.now(),
+      endsAt: sentAt + (windowEndMs - reply.nowMs),
+    })
+    return answer
+  }
+
+  /** Gives a live slice's unused units back (a lease call of cost 0); resolves with the units sent. */
+  private async giveBack(key: string, lease: Lease): Promise<number> {
+    if (lease.left <= 0) return 0 // a slice of a window past the previous one is dropped by the script
+    const { redis, deadline, what } = this.options
+    await withinDeadline(this.call(redis, key, 0, lease.left, lease.windowIndex), deadline, what)
+    return lease.left
+  }
+}

@@ -1,0 +1,111 @@
+--[[
+lease_sliding_window-2.lua: sliding window counter, leased mode: settles one
+instance's lease on a limiter key. Gives back the unused units of its previous
+lease, then reserves a slice of the quota that the instance spends locally.
+
+Reservation against a shared bound, as in O'Neil's escrow method (1986) and
+Doorman's capacity leases: the slice is counted in the current window's
+counter the moment it is granted, so every unit an instance admits from it was
+already checked against the limit here, and the window's count (reserved, so
+admitted or unused) never passes the limit. Same estimate as
+sliding_window-2.lua (Cloudflare 2017): previous window's count x remaining
+overlap + current count; a slice is granted iff estimate + cost <= limit.
+
+Slice = min(free, max(cost, ceil(free x fraction))), free = floor(limit -
+estimate): a fixed share of what is still unleased, so slices shrink as the
+quota runs out and instances cannot strand much of a nearly spent quota.
+
+A given-back count goes to the counter of window `giveBackIndex` if that is
+the current or the previous window and the counter still names it (its
+PEXPIRETIME), never below 0; anything else has expired with its window.
+
+KEYS[1]  counter of the windows with an even index (floor(ms / windowMs))
+KEYS[2]  counter of the windows with an odd index
+ARGV[1]  limit: units per window (integer >= 1)
+ARGV[2]  windowMs: window length (ms, integer >= 1)
+ARGV[3]  cost: units the request needs now (integer >= 0; 0 = give back only)
+ARGV[4]  fraction: share of the free quota one slice takes (0 < fraction <= 1)
+ARGV[5]  giveBack: unused units of the previous lease (integer >= 0)
+ARGV[6]  giveBackIndex: window index of that lease (integer; -1 = none)
+
+Returns an array of integers:
+  [1] granted: 1 a slice was reserved (or cost 0), 0 rejected (nothing reserved)
+  [2] slice: units reserved for this instance (>= cost when granted)
+  [3] free: floor(limit - estimate) after the decision: quota nobody holds
+  [4] resetAtMs: when the estimate is back to 0 (ms since epoch)
+  [5] retryAfterMs: 0 if granted; ms until this cost fits; -1 if cost > limit
+  [6] nowMs: the Redis TIME of the decision (ms since epoch)
+  [7] windowIndex: floor(nowMs / windowMs); the slice is valid in this window only
+]]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local fraction = tonumber(ARGV[4])
+local giveBack = tonumber(ARGV[5])
+local giveBackIndex = tonumber(ARGV[6])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local index = math.floor(now / window)
+local start = index * window
+local curKey = KEYS[1 + index % 2]
+local prevKey = KEYS[1 + (index + 1) % 2]
+
+if giveBack > 0 and (giveBackIndex == index or giveBackIndex == index - 1) then
+  local key = KEYS[1 + giveBackIndex % 2]
+  if redis.call('PEXPIRETIME', key) == giveBackIndex * window + 2 * window then
+    local held = tonumber(redis.call('GET', key) or '0')
+    if held > 0 then redis.call('DECRBY', key, math.min(giveBack, held)) end
+  end
+end
+
+local function read(key, expectedExpiry)
+  local expiresAt = redis.call('PEXPIRETIME', key)
+  if expiresAt == -1 then
+    redis.call('PEXPIREAT', key, expectedExpiry)
+    return tonumber(redis.call('GET', key) or '0'), expectedExpiry
+  end
+  if expiresAt == expectedExpiry then
+    return tonumber(redis.call('GET', key) or '0'), expiresAt
+  end
+  return 0, expiresAt
+end
+
+local cur, curExpiry = read(curKey, start + 2 * window)
+local prev = read(prevKey, start + window)
+local elapsed = now - start
+local estimate = prev * (window - elapsed) / window + cur
+local free = math.max(0, math.floor(limit - estimate + 1e-9))
+
+local function resetAt(current)
+  if current > 0 then return start + 2 * window end
+  if prev > 0 then return start + window end
+  return now
+end
+
+if cost == 0 then
+  return { 1, 0, free, resetAt(cur), 0, now, index }
+end
+if cost > limit then
+  return { 0, 0, free, resetAt(cur), -1, now, index }
+end
+if cost > free then
+  local retryAfter
+  if cur + cost <= limit and prev > 0 then
+    retryAfter = math.ceil(window - (limit - cur - cost) * window / prev - elapsed)
+  else
+    retryAfter = start + window - now
+    if cur > 0 then
+      retryAfter = retryAfter + math.max(0, math.ceil(window - (limit - cost) * window / cur))
+    end
+  end
+  return { 0, 0, free, resetAt(cur), math.max(1, retryAfter), now, index }
+end
+
+local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
+if curExpiry == start + 2 * window then
+  cur = redis.call('INCRBY', curKey, slice)
+else
+  cur = slice
+  redis.call('SET', curKey, slice, 'PXAT', start + 2 * window)
+end
+return { 1, slice, free - slice, resetAt(cur), 0, now, index }

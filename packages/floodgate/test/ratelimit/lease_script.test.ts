@@ -1,0 +1,123 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeEach, describe, expect, it } from 'vitest'
+import { KeySpace, type RateLimitPolicy, rateLimitKeys } from '../../src/index.js'
+import { prepareLeaseScript } from '../../src/ratelimit/lease/lease_script.js'
+import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
+
+// The lease scripts on their own (lua/lease_*.lua): slice sizing, reservation in the window
+// counter, refusal, give-back to the current and previous window, stale give-backs ignored.
+const LIMIT = 100
+const WINDOW_MS = 60_000
+const FRACTION = 0.25
+
+const redis = testRedisClient()
+const prefix = uniquePrefix('rl-lease-lua')
+const keySpace = new KeySpace(prefix)
+const policyOf = (algorithm: 'fixedWindow' | 'slidingWindow'): RateLimitPolicy => ({
+  name: algorithm,
+  algorithm,
+  limit: LIMIT,
+  windowMs: WINDOW_MS,
+  burst: LIMIT,
+})
+
+afterAll(async () => {
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+// every case runs well inside one window: none may straddle an edge
+beforeEach(async () => {
+  const [s, us] = await redis.time()
+  const intoWindow = (Number(s) * 1000 + Math.floor(Number(us) / 1000)) % WINDOW_MS
+  if (intoWindow > WINDOW_MS - 3000) await sleep(WINDOW_MS - intoWindow + 50)
+})
+
+let keyCounter = 0
+const freshKey = () => `k${keyCounter++}`
+
+describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (algorithm) => {
+  const policy = policyOf(algorithm)
+  const lease = prepareLeaseScript(keySpace, policy, FRACTION)
+  const counterOf = async (key: string, windowIndex: number) => {
+    const keys = rateLimitKeys(keySpace, policy, key)
+    return Number((await redis.get(keys[windowIndex % keys.length]!)) ?? '0')
+  }
+
+  it('reserves a quarter of the free quota per call until none is left, then refuses', async () => {
+    const key = freshKey()
+    let free = LIMIT
+    let reserved = 0
+    while (free > 0) {
+      const reply = await lease(redis, key, 1, 0, -1)
+      const expected = Math.min(free, Math.max(1, Math.ceil(free * FRACTION)))
+      expect([reply.granted, reply.slice, reply.free]).toEqual([true, expected, free - expected])
+      expect(reply.retryAfterMs).toBe(0)
+      expect(reply.windowIndex).toBe(Math.floor(reply.nowMs / WINDOW_MS))
+      free -= expected
+      reserved += expected
+      expect(await counterOf(key, reply.windowIndex)).toBe(reserved)
+    }
+    expect(reserved).toBe(LIMIT)
+    const refused = await lease(redis, key, 1, 0, -1)
+    expect([refused.granted, refused.slice, refused.free]).toEqual([false, 0, 0])
+    expect(refused.retryAfterMs).toBeGreaterThan(0)
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(2 * WINDOW_MS)
+    expect(await counterOf(key, refused.windowIndex)).toBe(LIMIT) // nothing reserved on refusal
+  })
+
+  it('reserves at least the cost, and refuses a cost above the limit for good', async () => {
+    const key = freshKey()
+    const big = await lease(redis, key, 40, 0, -1)
+    expect([big.granted, big.slice, big.free]).toEqual([true, 40, 60])
+    const never = await lease(redis, key, LIMIT + 1, 0, -1)
+    expect([never.granted, never.slice, never.free, never.retryAfterMs]).toEqual([false, 0, 60, -1])
+    const tooMuch = await lease(redis, key, 61, 0, -1)
+    expect([tooMuch.granted, tooMuch.free]).toEqual([false, 60])
+    expect(tooMuch.retryAfterMs).toBeGreaterThan(0)
+  })
+
+  it('takes back unused units of the current window before reserving, never below 0', async () => {
+    const key = freshKey()
+    const first = await lease(redis, key, 1, 0, -1) // 25 reserved
+    const settled = await lease(redis, key, 0, 10, first.windowIndex) // cost 0: give back only
+    expect([settled.granted, settled.slice, settled.free]).toEqual([true, 0, 85])
+    expect(await counterOf(key, first.windowIndex)).toBe(15)
+    const again = await lease(redis, key, 1, 5, first.windowIndex) // 10 held, then ceil(90 / 4)
+    expect([again.slice, again.free]).toEqual([23, 67])
+    expect(await counterOf(key, first.windowIndex)).toBe(33)
+    const clamped = await lease(redis, key, 0, 1000, first.windowIndex)
+    expect(clamped.free).toBe(LIMIT)
+    expect(await counterOf(key, first.windowIndex)).toBe(0)
+  })
+
+  it('ignores a give-back of a window that is over', async () => {
+    const key = freshKey()
+    const first = await lease(redis, key, 1, 0, -1)
+    const stale = await lease(redis, key, 0, 10, first.windowIndex - 2)
+    expect(stale.free).toBe(75)
+    expect(await counterOf(key, first.windowIndex)).toBe(25)
+  })
+})
+
+describe('lease script, slidingWindow across windows', () => {
+  const policy = policyOf('slidingWindow')
+  const lease = prepareLeaseScript(keySpace, policy, FRACTION)
+
+  it("gives back to the previous window's counter, which weighs on the current estimate", async () => {
+    const key = freshKey()
+    const probe = await lease(redis, key, 0, 0, -1)
+    const index = probe.windowIndex
+    const [even, odd] = rateLimitKeys(keySpace, policy, key) as [string, string]
+    const prevKey = (index - 1) % 2 === 0 ? even : odd
+    // the previous window left 80 units counted (as a lease of that window would have)
+    await redis.set(prevKey, 80, 'PXAT', (index - 1) * WINDOW_MS + 2 * WINDOW_MS)
+    const before = await lease(redis, key, 0, 0, -1)
+    const weight = (WINDOW_MS - (before.nowMs - index * WINDOW_MS)) / WINDOW_MS
+    expect(before.free).toBe(Math.floor(LIMIT - 80 * weight + 1e-9))
+    const after = await lease(redis, key, 0, 60, index - 1)
+    expect(Number(await redis.get(prevKey))).toBe(20)
+    expect(after.free).toBeGreaterThanOrEqual(Math.floor(LIMIT - 20 * weight))
+    expect(after.free).toBeGreaterThan(before.free)
+  })
+})

@@ -1,0 +1,219 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  createRateLimiter,
+  createRedisClient,
+  InvalidArgumentError,
+  KeySpace,
+  type RateLimiterOptions,
+  type RateLimitResult,
+  type RedisClient,
+  rateLimitHeaders,
+  rateLimitKeys,
+} from '../../src/index.js'
+import {
+  deadRedisClient,
+  deleteByPrefix,
+  readyProductionClient,
+  testRedisClient,
+  uniquePrefix,
+} from '../support/redis.js'
+import { PrivateRedis } from '../support/redis_server.js'
+
+// The leased mode in one process against real Redis: one Redis call per slice, slices sized
+// by the quota nobody holds, headers never above the quota left, slices dying with their window
+// and given back, concurrent decisions sharing one lease call, and the fallback policy when Redis
+// is down (a slice already held keeps admitting: its units are reserved).
+const LIMIT = 100
+
+const redis = testRedisClient()
+const prefix = uniquePrefix('rl-leased')
+const keySpace = new KeySpace(prefix)
+
+afterAll(async () => {
+  await deleteByPrefix(redis, prefix)
+  redis.disconnect()
+})
+
+let n = 0
+const leased = (patch: Partial<RateLimiterOptions> = {}) =>
+  createRateLimiter({
+    redis,
+    prefix: keySpace,
+    name: `p${n++}`,
+    algorithm: 'fixedWindow',
+    limit: LIMIT,
+    windowMs: 60_000,
+    // a loaded 2-core box; the outage cases below use their own clients
+    timeoutMs: 2000,
+    fallback: 'failClosed',
+    mode: 'leased',
+    ...patch,
+  })
+
+/** Slices a fresh key's quota goes through with a fraction of 1/4 (the default). */
+function expectedSlices(limit: number): number[] {
+  const slices: number[] = []
+  for (let free = limit; free > 0; ) {
+    const slice = Math.min(free, Math.max(1, Math.ceil(free / 4)))
+    slices.push(slice)
+    free -= slice
+  }
+  return slices
+}
+
+async function sleepToWindowStart(windowMs: number, marginMs: number): Promise<void> {
+  const [s, us] = await redis.time()
+  const into = (Number(s) * 1000 + Math.floor(Number(us) / 1000)) % windowMs
+  if (into > windowMs - marginMs) await sleep(windowMs - into + 20)
+}
+
+describe('leased mode', () => {
+  it.each(['fixedWindow', 'slidingWindow'] as const)(
+    '%s: spends the quota with one Redis call per slice, then refuses from memory',
+    async (algorithm) => {
+      await sleepToWindowStart(60_000, 5000)
+      const limiter = leased({ algorithm })
+      const results: RateLimitResult[] = []
+      for (let i = 0; i < LIMIT; i++) results.push(await limiter.limit('spend'))
+      expect(results.every((r) => r.allowed)).toBe(true)
+      const calls = results.filter((r) => r.source === 'redis').length
+      expect(calls).toBe(expectedSlices(LIMIT).length) // 14 for 100, in place of 100
+      expect(results.filter((r) => r.source === 'lease')).toHaveLength(LIMIT - calls)
+      // remaining: exact on the answer that took a slice, the slice left on the others; never above the quota left
+      results.forEach((r, i) => {
+        expect(r.remaining).toBeLessThanOrEqual(LIMIT - i - 1)
+        if (r.source === 'redis') expect(r.remaining).toBe(LIMIT - i - 1)
+        expect(rateLimitHeaders(r).RateLimit).toMatch(/^"p\d+";r=\d+;t=\d+$/)
+      })
+      const refused = await limiter.limit('spend')
+      expect([refused.allowed, refused.source, refused.remaining]).toEqual([false, 'redis', 0])
+      expect(refused.retryAfterMs).toBeGreaterThan(0)
+      const cached = await limiter.limit('spend')
+      expect([cached.allowed, cached.source]).toEqual([false, 'blockedCache'])
+      expect(rateLimitHeaders(cached)['Retry-After']).toMatch(/^\d+$/)
+    },
+  )
+
+  it('answers concurrent decisions on a key with one lease call between them', async () => {
+    const limiter = leased()
+    const results = await Promise.all(Array.from({ length: 60 }, () => limiter.limit('together')))
+    expect(results.every((r) => r.allowed)).toBe(true)
+    // 25 + 19 + 14 + 11 ≥ 60: four calls (one per slice), not 60
+    expect(results.filter((r) => r.source === 'redis')).toHaveLength(4)
+  })
+
+  it('reserves at least a weighted cost', async () => {
+    const limiter = leased()
+    const big = await limiter.limit('weighted', { cost: 40 })
+    expect([big.allowed, big.source, big.remaining]).toEqual([true, 'redis', 60])
+    const small = await limiter.limit('weighted')
+    expect(small.source).toBe('redis') // the 40-unit slice was spent whole
+    const never = await limiter.limit('weighted', { cost: LIMIT + 1 })
+    expect([never.allowed, never.retryAfterMs]).toEqual([false, -1])
+  })
+
+  it.each(['fixedWindow', 'slidingWindow'] as const)(
+    '%s: a slice dies with its window and its unused units go back with the next lease call',
+    async (algorithm) => {
+      const windowMs = 500
+      await sleepToWindowStart(windowMs, 200)
+      const limiter = leased({ algorithm, windowMs })
+      const first = await limiter.limit('expiry') // slice of 25, 24 left
+      expect(first.source).toBe('redis')
+      const keys = rateLimitKeys(keySpace, limiter.policy, 'expiry')
+      const firstIndex = Math.floor(first.nowMs / windowMs)
+      const counterOf = async (index: number) => Number((await redis.get(keys[index % keys.length]!)) ?? '0')
+      expect(await counterOf(firstIndex)).toBe(25)
+      await sleep(windowMs - (first.nowMs % windowMs) + 20)
+      const next = await limiter.limit('expiry')
+      expect(next.source).toBe('redis') // not the dead slice
+      expect(Math.floor(next.nowMs / windowMs)).toBe(firstIndex + 1)
+      if (algorithm === 'slidingWindow') expect(await counterOf(firstIndex)).toBe(1) // 24 given back
+      expect(await counterOf(firstIndex + 1)).toBe(25)
+    },
+  )
+
+  it('release() gives every live slice back; reset() forgets the slice', async () => {
+    await sleepToWindowStart(60_000, 5000)
+    const limiter = leased()
+    for (let i = 0; i < 3; i++) await limiter.limit('release-a')
+    await limiter.limit('release-b')
+    expect(await limiter.release()).toBe(22 + 24)
+    const counter = async (key: string) =>
+      Number((await redis.get(rateLimitKeys(keySpace, limiter.policy, key)[0]!)) ?? '0')
+    expect([await counter('release-a'), await counter('release-b')]).toEqual([3, 1])
+    expect((await limiter.limit('release-a')).source).toBe('redis')
+    expect(await limiter.release()).toBe(24)
+    await limiter.limit('release-a')
+    await limiter.reset('release-a')
+    expect(await counter('release-a')).toBe(0)
+    const after = await limiter.limit('release-a')
+    expect([after.source, after.remaining]).toEqual(['redis', LIMIT - 1])
+  })
+
+  it('rejects the algorithms and options it cannot run', () => {
+    for (const algorithm of ['tokenBucket', 'gcra', 'slidingLog'] as const)
+      expect(() => leased({ algorithm })).toThrow(InvalidArgumentError)
+    expect(() => leased({ lease: { fraction: 0 } })).toThrow(/lease\.fraction/)
+    expect(() => leased({ lease: { maxKeys: 0 } })).toThrow(/lease\.maxKeys/)
+    expect(() => leased({ mode: 'local' as 'leased' })).toThrow(/mode/)
+  })
+})
+
+describe('leased mode while Redis is down', () => {
+  it('answers with the fallback policy, as the exact mode does', async () => {
+    const dead = deadRedisClient()
+    const make = (fallback: RateLimiterOptions['fallback']) =>
+      leased({ redis: dead, fallback, startupWaitMs: 1, timeoutMs: 50 })
+    const open = await make('failOpen').limit('down')
+    const closed = await make('failClosed').limit('down')
+    const insurance = make({ insurance: { share: 0.5 } })
+    const insured = [await insurance.limit('down'), await insurance.limit('down')]
+    expect([open.allowed, open.source]).toEqual([true, 'failOpen'])
+    expect([closed.allowed, closed.source]).toEqual([false, 'failClosed'])
+    expect(insured.map((r) => [r.allowed, r.source, r.limit])).toEqual([
+      [true, 'insurance', 50],
+      [true, 'insurance', 50],
+    ])
+  })
+
+  it('answers concurrent decisions within the deadline while Redis does not answer (paused)', async () => {
+    const server = await PrivateRedis.start()
+    const client = createRedisClient(server.url, { commandTimeoutMs: 50 })
+    client.on('error', () => {})
+    const admin = new Redis(server.port, '127.0.0.1')
+    try {
+      await new Promise((resolve) => client.once('ready', resolve))
+      const limiter = leased({ redis: client, timeoutMs: 50 })
+      await admin.client('PAUSE', 1500, 'ALL')
+      const started = performance.now()
+      // one lease call in flight for the key: its 20 waiters share its timeout, not 20 in a row
+      const results = await Promise.all(Array.from({ length: 20 }, () => limiter.limit('paused')))
+      const elapsedMs = performance.now() - started
+      expect(results.map((r) => [r.allowed, r.source])).toEqual(Array(20).fill([false, 'failClosed']))
+      expect(elapsedMs).toBeLessThan(50 + 250) // a busy 2-core box: bounded, not fast
+    } finally {
+      await sleep(1500) // let the pause end
+      admin.disconnect()
+      client.disconnect()
+      await server.destroy()
+    }
+  })
+
+  it('keeps admitting from a slice taken before the outage, then falls back', async () => {
+    const client: RedisClient = await readyProductionClient()
+    const limiter = leased({ redis: client, timeoutMs: 50 })
+    const fallbacks: unknown[] = []
+    limiter.events.on('fallback', (event) => fallbacks.push(event))
+    const first = await limiter.limit('outage')
+    expect([first.allowed, first.source]).toEqual([true, 'redis'])
+    client.disconnect()
+    const during: RateLimitResult[] = []
+    for (let i = 0; i < 25; i++) during.push(await limiter.limit('outage'))
+    expect(during.slice(0, 24).every((r) => r.allowed && r.source === 'lease')).toBe(true)
+    expect([during[24]!.allowed, during[24]!.source]).toEqual([false, 'failClosed'])
+    expect(fallbacks).toHaveLength(1)
+  })
+})
