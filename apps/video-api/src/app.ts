@@ -24,6 +24,7 @@ import { registerMetrics } from './http/metrics.js'
 import { swaggerOptions } from './http/openapi.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { echoRequestId, requestId } from './http/request_id.js'
+import { OneLineRequestLog } from './http/request_log.js'
 import { Problem, Video } from './http/schemas.js'
 import { type FlushSettings, startInteractionFlush } from './interactions/flush.js'
 import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
@@ -95,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // requestIdHeader off: genReqId reads x-request-id itself and refuses ids unfit for a log line
     requestIdHeader: false,
     genReqId: requestId,
+    logController: new OneLineRequestLog(),
     // false: src/http/draining.ts answers 503 as problem+json while closing.
     return503OnClosing: false,
     frameworkErrors,
