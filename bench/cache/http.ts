@@ -31,6 +31,7 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import { PrivateRedisServer } from '../scenarios/processes.js'
 import { freePort } from '../support/free_port.js'
+import { popularIds } from '../support/popular_ids.js'
 import { processCpuMs } from '../support/process_cpu.js'
 import { TS_NODE_FLAGS } from '../support/spawn_ts.js'
 import { dataSegmentsOut } from '../support/tcp_segments.js'
@@ -95,18 +96,6 @@ function run(command: string, args: string[]): Promise<string> {
     })
     child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} exited ${code}`))))
   })
-}
-
-/** Ids of the benchmark's population (as bench/http/get-video.ts reads them). */
-async function popularIds(): Promise<string[]> {
-  const client = new pg.Client({ connectionString: values.db })
-  await client.connect()
-  const { rows } = await client.query<{ id: string }>(`
-    select v.id::text as id from video_popularity p join videos v on v.id = p.video_id
-    where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'
-    order by p.rank`)
-  await client.end()
-  return rows.map((r) => r.id)
 }
 
 /** GETs every id once, `connections` at a time (not measured). */
@@ -205,7 +194,7 @@ async function measure(mode: Mode, bareVideo: string) {
       values.connections!,
     ])
   // not measured: every id once (into the cache, or PostgreSQL's buffers), then the timed warm-up
-  if (mode !== 'bare') await sweep(base, await popularIds())
+  if (mode !== 'bare') await sweep(base, await popularIds(values.db!))
   await load(values.warmup!)
   await sleep(1500)
   const redis = redisServer ? new Redis(redisServer.url) : undefined
