@@ -25,6 +25,7 @@ export type AdapterKind =
   | 'cache-manager'
   | 'cache-manager-l2'
   | 'polling-lock'
+  | 'ioredis-get'
 
 const peers = createRequire(new URL('../peers/package.json', import.meta.url))
 // biome-ignore lint/suspicious/noExplicitAny: peer libraries are untyped here (kept outside the workspace)
@@ -103,6 +104,25 @@ export async function makeAdapter(
         get: (key, load) => manager.wrap(key, load, 600_000),
         async close() {
           await manager.disconnect().catch(() => {})
+        },
+      }
+    }
+    case 'ioredis-get': {
+      // The floor of an L2 hit: a raw ioredis GET + JSON.parse per call (SET on a miss), no
+      // envelope, lock, deadline or breaker; ioredis' default options.
+      const redis = new Redis(REDIS_URL)
+      return {
+        name: kind,
+        async get(key, load) {
+          const valueKey = `${prefix}:raw:${key}`
+          const raw = await redis.get(valueKey)
+          if (raw !== null) return JSON.parse(raw)
+          const value = await load()
+          if (value !== undefined) await redis.set(valueKey, JSON.stringify(value), 'PX', 600_000)
+          return value
+        },
+        async close() {
+          redis.disconnect()
         },
       }
     }

@@ -1,44 +1,64 @@
-// GET /videos/:id on the real service, uncached (CACHE_ENABLED=false) vs cached,
-// side by side in one run: requests/s (autocannon, through bench/http/get-video.ts,
-// Zipf(1) over the seeded popularity) and database transactions per request
-// (pg_stat_database.xact_commit of the bench database; every read is one statement).
+// GET /videos/:id side by side in one run: a bare Fastify process answering one constant video
+// (the ceiling, bench/cache/bare_server.ts), the real service uncached (CACHE_ENABLED=false) and
+// cached. Closed loop: autocannon in its own process (bench/http/get-video.ts), Zipf(1) over the
+// seeded popularity, `--connections` connections.
 //   node --conditions=floodgate-source --import tsx bench/cache/http.ts --db postgres://postgres@127.0.0.1:5432/va_bench_cache
-// The database must be seeded first (npm run seed -w video-api -- --users 2000 --videos 100000).
+// The database must be seeded first (npm run seed -w video-api -- --users 2000 --videos 20000).
 // Interleaved rounds on a shared box, medians reported:
-//   ... bench/cache/http.ts --modes uncached,cached,uncached,cached [--warmup 10] [--label name]
-// Also: Redis commands per request (MONITOR probe after each run, --probe requests),
-// --cpu-prof <dir> to profile the service (one .cpuprofile per thread under <dir>/<mode>).
-// Every run starts on an empty cache (fresh key prefix); get-video.ts replays one seeded id
-// sequence, so a warm-up at least as long as the run makes the run a steady state (all ids seen).
-import { spawn } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+//   ... bench/cache/http.ts --modes bare,uncached,cached,bare,uncached,cached [--warmup 10] [--label name]
+// Per request, over the measured run only:
+// - service CPU ms: utime + stime of the service process (/proc/<pid>/stat, every thread);
+// - Redis commands: `total_commands_processed` of a private redis-server per service run (so no
+//   other client is counted), which includes the commands scripts run, with the top commands
+//   from INFO commandstats;
+// - Redis round trips: data segments the service sent to that redis-server (`ss`, see
+//   bench/support/tcp_segments.ts): one per command, pipeline or auto-pipelined batch written;
+// - DB transactions: pg_stat_database.xact_commit of the bench database (every read is one statement).
+// The service runs with its defaults except: its own Redis and database (above), a JWT secret
+// (else one is written into DATA_DIR), and RATE_LIMIT_ANONYMOUS_LIMIT=1000000 per 60 s: the
+// limiter is on, as by default, but all load comes from one IP and the default quota (300 per
+// minute) would turn it into 429s. `--env K=V,…` adds bench-only overrides (e.g.
+// RATE_LIMIT_ENABLED=false to see the ceiling without the limiter); they are printed and saved.
+// `--cpu-prof <dir>` profiles the process under test (one .cpuprofile per thread under <dir>/<mode>).
+// Every service run starts on an empty cache (a fresh redis-server), then GETs every id once and runs
+// the timed warm-up, so the measured run is a steady state however fast the service is.
+import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
-
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { freePort } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { seededRandom, zipfSampler } from '../support/zipf.js'
+import { PrivateRedisServer } from '../scenarios/processes.js'
+import { popularIds } from '../support/popular_ids.js'
+import { processCpuMs } from '../support/process_cpu.js'
+import { TS_NODE_FLAGS } from '../support/spawn_ts.js'
+import { dataSegmentsOut } from '../support/tcp_segments.js'
 
 const { values } = parseArgs({
   options: {
     db: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/va_bench_cache' },
-    redis: { type: 'string', default: 'redis://127.0.0.1:6379' },
     duration: { type: 'string', default: '15' },
-    connections: { type: 'string', default: '50' },
-    warmup: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    warmup: { type: 'string', default: '15' },
     label: { type: 'string', default: '' },
-    // comma-separated modes to run, in order (e.g. uncached,cached,uncached,cached for interleaved rounds)
-    modes: { type: 'string', default: 'uncached,cached' },
-    // requests of the Redis-commands-per-request probe (after the measured run, under MONITOR)
-    probe: { type: 'string', default: '1000' },
-    // directory for the service's --cpu-prof profiles (none when empty)
+    // comma-separated modes to run, in order (e.g. bare,uncached,cached,bare,uncached,cached for interleaved rounds)
+    modes: { type: 'string', default: 'bare,uncached,cached' },
+    // bench-only environment overrides of the service, K=V,K=V
+    env: { type: 'string', default: '' },
+    // directory for --cpu-prof profiles of the process under test (none when empty)
     'cpu-prof': { type: 'string', default: '' },
   },
 })
 const root = fileURLToPath(new URL('../../', import.meta.url))
+type Mode = 'bare' | 'uncached' | 'cached'
+const overrides: Record<string, string> = Object.fromEntries(
+  values.env!.split(',').flatMap((pair) => {
+    const at = pair.indexOf('=')
+    return at > 0 ? [[pair.slice(0, at).trim(), pair.slice(at + 1).trim()]] : []
+  }),
+)
 
 async function transactions(): Promise<number> {
   const client = new pg.Client({ connectionString: values.db })
@@ -50,13 +70,26 @@ async function transactions(): Promise<number> {
   return Number(rows[0]?.n ?? 0)
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+/** The most popular video in the API's shape (as video-api's toVideo maps a row): the bare route's answer. */
+async function popularVideoJson(): Promise<string> {
+  const client = new pg.Client({ connectionString: values.db })
+  await client.connect()
+  const { rows } = await client.query<{ video: unknown }>(`
+    select json_build_object(
+      'id', v.id::text, 'authorId', v.author_id::text, 'title', v.title, 'description', v.description,
+      'coverUrl', v.cover_url, 'playUrl', v.play_url, 'visibility', v.visibility, 'status', v.status,
+      'likeCount', v.like_count, 'favoriteCount', v.favorite_count, 'playCount', v.play_count,
+      'createdAt', to_char(v.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'updatedAt', to_char(v.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) as video
+    from video_popularity p join videos v on v.id = p.video_id order by p.rank limit 1`)
+  await client.end()
+  if (rows.length === 0) throw new Error('no seeded videos: run npm run seed first')
+  return JSON.stringify(rows[0]!.video)
+}
+
+function run(command: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString()
@@ -65,104 +98,94 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Prom
   })
 }
 
-/** Ids of the benchmark's population, in popularity order (as bench/http/get-video.ts reads them). */
-async function popularIds(): Promise<string[]> {
-  const client = new pg.Client({ connectionString: values.db })
-  await client.connect()
-  const { rows } = await client.query<{ id: string }>(`
-    select v.id::text as id from video_popularity p join videos v on v.id = p.video_id
-    where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'
-    order by p.rank`)
-  await client.end()
-  return rows.map((r) => r.id)
-}
-
-/**
- * Redis commands per request after the measured run: MONITOR on the shared Redis, counting the
- * commands that name the service's key prefix (cache, Bloom and counts keys, channels), while
- * `--probe` requests (Zipf(1), 10 at a time, another seed than the load) hit the service.
- */
-async function countRedisCommands(port: number, prefix: string): Promise<number> {
-  const ids = await popularIds()
-  const rank = zipfSampler(ids.length, 1, seededRandom(777))
-  const pick = () => ids[rank()]!
-  const monitorClient = new Redis(values.redis!)
-  const monitor = await monitorClient.monitor()
-  let commands = 0
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    if (args.some((a) => a.includes(prefix))) commands++
-  })
-  await sleep(200)
-  const n = Number(values.probe)
+/** GETs every id once, `connections` at a time (not measured). */
+async function sweep(base: string, ids: readonly string[]): Promise<void> {
   let next = 0
   await Promise.all(
-    Array.from({ length: 10 }, async () => {
-      while (next < n) {
-        next++
-        await fetch(`http://127.0.0.1:${port}/videos/${pick()}`).then((r) => r.arrayBuffer())
+    Array.from({ length: Number(values.connections) }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!
+        await fetch(`${base}/videos/${id}`).then((r) => r.arrayBuffer())
       }
     }),
   )
-  await sleep(300)
-  monitor.disconnect()
-  monitorClient.disconnect()
-  return +(commands / n).toFixed(3)
 }
 
-async function measure(mode: 'uncached' | 'cached') {
-  const port = await freePort()
-  const prefix = `vabench-${mode}-${randomBytes(3).toString('hex')}`
-  const service = spawn(
-    process.execPath,
-    [
-      // one profile per thread (tsx's loader runs in a worker); named by Node (pid, thread id)
-      ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}/${mode}`] : []),
-      '--conditions=floodgate-source',
-      '--import',
-      'tsx',
-      'apps/video-api/src/main.ts',
-    ],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATABASE_URL: values.db,
-        REDIS_URL: values.redis,
-        REDIS_PREFIX: prefix,
-        CACHE_ENABLED: mode === 'cached' ? 'true' : 'false',
-        RATE_LIMIT_ENABLED: 'false',
-        SEED_ON_EMPTY: 'false',
-        LOG_LEVEL: 'info',
-        JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-  let log = ''
-  const collect = (chunk: Buffer) => {
-    log += chunk.toString()
-  }
-  service.stdout.on('data', collect)
-  service.stderr.on('data', collect)
-  process.once('exit', () => service.kill('SIGKILL'))
-  const deadline = Date.now() + 60_000
-  // cached: also wait for the Bloom filter (rebuilt from the database at start)
-  const ready = () =>
-    log.includes('Server listening') &&
-    (mode === 'uncached' || log.includes('bloom filter rebuilt') || log.includes('rebuild running elsewhere'))
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`service (${mode}) did not start:\n${log}`)
+/** INFO stats + commandstats: commands processed so far, and calls per command. */
+async function redisCounters(redis: Redis): Promise<{ total: number; calls: Map<string, number> }> {
+  const info = await redis.info('stats', 'commandstats')
+  const total = Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0)
+  const calls = new Map<string, number>()
+  for (const m of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) calls.set(m[1]!, Number(m[2]))
+  return { total, calls }
+}
+
+/** Polls `url` until `ok(body)` holds (or 90 s pass). */
+async function waitUntil(url: string, ok: (status: number, body: string) => boolean, what: string) {
+  const deadline = Date.now() + 90_000
+  for (;;) {
+    const answer = await fetch(url)
+      .then(async (r) => ({ status: r.status, body: await r.text() }))
+      .catch(() => undefined)
+    if (answer && ok(answer.status, answer.body)) return
+    if (Date.now() > deadline) throw new Error(`${what} not ready`)
     await sleep(200)
   }
-  console.error(`service ready (${mode})`)
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  const force = setTimeout(() => child.kill('SIGKILL'), 10_000)
+  await exited
+  clearTimeout(force)
+}
+
+async function measure(mode: Mode, bareVideo: string) {
+  const port = await freePort()
+  const redisServer = mode === 'bare' ? undefined : new PrivateRedisServer(await freePort(), '/dev/null')
+  await redisServer?.start()
+  const profile = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}/${mode}`] : []
+  const env: NodeJS.ProcessEnv =
+    mode === 'bare'
+      ? { ...process.env, PORT: String(port), BARE_VIDEO_JSON: bareVideo }
+      : {
+          ...process.env,
+          PORT: String(port),
+          DATABASE_URL: values.db,
+          REDIS_URL: redisServer!.url,
+          CACHE_ENABLED: mode === 'cached' ? 'true' : 'false',
+          RATE_LIMIT_ANONYMOUS_LIMIT: '1000000',
+          JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+          ...overrides,
+        }
+  const entry = mode === 'bare' ? 'bench/cache/bare_server.ts' : 'apps/video-api/src/main.ts'
+  // the service's log goes to /dev/null: a pipe read by this process would cost this process CPU
+  const service = spawn(process.execPath, [...profile, ...TS_NODE_FLAGS, entry], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  process.once('exit', () => service.kill('SIGKILL'))
+  const base = `http://127.0.0.1:${port}`
+  if (mode === 'bare') await waitUntil(`${base}/videos/1`, (status) => status === 200, 'bare server')
+  else await waitUntil(`${base}/readyz`, (status) => status === 200, `service (${mode})`)
+  // cached: also wait for the Bloom replica (the filter is rebuilt from the database at start)
+  if (mode === 'cached')
+    await waitUntil(
+      `${base}/metrics`,
+      (_status, body) => /floodgate_bloom_replica_state\{filter="videos"\} 1\b/.test(body),
+      'bloom replica',
+    )
+  console.error(`ready (${mode})`)
   const load = (durationS: string) =>
     run(process.execPath, [
       '--import',
       'tsx',
       'bench/http/get-video.ts',
       '--url',
-      `http://127.0.0.1:${port}`,
+      base,
       '--db',
       values.db!,
       '--duration',
@@ -170,86 +193,126 @@ async function measure(mode: 'uncached' | 'cached') {
       '--connections',
       values.connections!,
     ])
-  await load(values.warmup!) // not measured: fills the caches (and PostgreSQL's buffers for the baseline)
+  // not measured: every id once (into the cache, or PostgreSQL's buffers), then the timed warm-up
+  if (mode !== 'bare') await sweep(base, await popularIds(values.db!))
+  await load(values.warmup!)
   await sleep(1500)
-  const before = await transactions()
+  const redis = redisServer ? new Redis(redisServer.url) : undefined
+  const pid = service.pid!
+  const redisPort = redisServer?.port ?? 0
+  const before = {
+    xacts: await transactions(),
+    cpuMs: processCpuMs(pid),
+    redis: redis ? await redisCounters(redis) : undefined,
+    segments: redisServer ? dataSegmentsOut(pid, redisPort) : 0,
+  }
   const out = await load(values.duration!)
+  const after = {
+    cpuMs: processCpuMs(pid),
+    segments: redisServer ? dataSegmentsOut(pid, redisPort) : 0,
+    redis: redis ? await redisCounters(redis) : undefined,
+  }
   console.error(`load done (${mode})`)
   await sleep(1500) // statistics are flushed by backends within about a second
-  const after = await transactions()
-  const redisCommandsPerRequest = await countRedisCommands(port, prefix)
-  const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text())
-  const cacheOutcomes = Object.fromEntries(
-    [...metrics.matchAll(/floodgate_cache_events_total\{cache="video",outcome="(\w+)"\} (\d+)/g)]
-      .filter((m) => m[2] !== '0')
-      .map((m) => [m[1], Number(m[2])]),
-  )
+  const afterXacts = await transactions()
   const summary = JSON.parse(out) as {
     totalRequests: number
     requestsPerSecond: number
-    latencyMs: unknown
+    latencyMs: { p50: number; p99: number; mean: number }
     non2xx: number
   }
-  service.kill('SIGTERM')
-  await new Promise((resolve) => service.once('exit', resolve))
-  const redis = new Redis(values.redis!)
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 5000)
-    cursor = next
-    if (keys.length > 0) await redis.unlink(...keys)
-  } while (cursor !== '0')
-  redis.disconnect()
-  // the popularity query of get-video.ts is one transaction, subtracted here
-  const dbTransactions = after - before - 1
+  const n = summary.totalRequests
+  const perRequest = (x: number, digits = 3) => +(x / n).toFixed(digits)
+  let cacheOutcomes: Record<string, number> = {}
+  if (mode === 'cached') {
+    const metrics = await fetch(`${base}/metrics`).then((r) => r.text())
+    cacheOutcomes = Object.fromEntries(
+      [...metrics.matchAll(/floodgate_cache_events_total\{cache="video",outcome="(\w+)"\} (\d+)/g)]
+        .filter((m) => m[2] !== '0')
+        .map((m) => [m[1], Number(m[2])]),
+    )
+  }
+  await stopChild(service)
+  redis?.disconnect()
+  await redisServer?.kill()
+  // the "before" INFO is counted in the "after" reading
+  const commands = before.redis && after.redis ? after.redis.total - before.redis.total - 1 : 0
+  const topCommands = Object.fromEntries(
+    [...(after.redis?.calls ?? new Map<string, number>())]
+      .map(([name, calls]) => [name, perRequest(calls - (before.redis?.calls.get(name) ?? 0))] as const)
+      .filter(([name, x]) => x >= 0.01 && name !== 'info')
+      .sort((a, b) => b[1] - a[1]),
+  )
+  // bare: no database; the popularity query of get-video.ts is one transaction, subtracted here
+  const dbTransactions = mode === 'bare' ? 0 : afterXacts - before.xacts - 1
   return {
     mode,
     ...summary,
-    dbTransactions,
-    dbQueriesPerRequest: +(dbTransactions / summary.totalRequests).toFixed(4),
-    redisCommandsPerRequest,
+    cpuMsPerRequest: perRequest(after.cpuMs - before.cpuMs),
+    redisCommandsPerRequest: perRequest(commands),
+    redisRoundTripsPerRequest: perRequest(after.segments - before.segments),
+    redisCommandsPerRequestByName: topCommands,
+    dbQueriesPerRequest: perRequest(dbTransactions, 4),
     cacheOutcomesIncludingWarmup: cacheOutcomes,
   }
 }
 
 const modes = values.modes!.split(',').map((m) => m.trim())
+for (const mode of modes)
+  if (mode !== 'bare' && mode !== 'uncached' && mode !== 'cached') throw new Error(`unknown mode ${mode}`)
+const bareVideo = await popularVideoJson()
 const rows: Awaited<ReturnType<typeof measure>>[] = []
-for (const mode of modes) {
-  if (mode !== 'uncached' && mode !== 'cached') throw new Error(`unknown mode ${mode}`)
-  rows.push(await measure(mode))
-}
+for (const mode of modes as Mode[]) rows.push(await measure(mode, bareVideo))
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   const mid = s.length >> 1
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
-const medianRps = (mode: string) =>
-  median(rows.filter((r) => r.mode === mode).map((r) => r.requestsPerSecond))
+const medianOf = (mode: Mode, pick: (r: (typeof rows)[number]) => number) => {
+  const xs = rows.filter((r) => r.mode === mode).map(pick)
+  return xs.length > 0 ? median(xs) : Number.NaN
+}
+const rps = (mode: Mode) => medianOf(mode, (r) => r.requestsPerSecond)
+const p99 = (mode: Mode) => medianOf(mode, (r) => r.latencyMs.p99)
+const ratio = (a: number, b: number) => +(a / b).toFixed(2)
 const result = {
   runAt: new Date().toISOString(),
-  env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('CACHE_'))),
+  connections: Number(values.connections),
+  durationS: Number(values.duration),
+  warmupS: Number(values.warmup),
+  serviceOverrides: overrides,
   rows,
-  medianRequestsPerSecond: { uncached: medianRps('uncached'), cached: medianRps('cached') },
-  speedup: +(medianRps('cached') / medianRps('uncached')).toFixed(2),
+  medianRequestsPerSecond: { bare: rps('bare'), uncached: rps('uncached'), cached: rps('cached') },
+  ratios: {
+    cachedOverBare: ratio(rps('cached'), rps('bare')),
+    cachedOverUncached: ratio(rps('cached'), rps('uncached')),
+    cachedP99OverBareP99: ratio(p99('cached'), p99('bare')),
+  },
 }
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
 const file = values.label ? `cache_http-${values.label}.json` : 'cache_http.json'
 writeFileSync(new URL(`../results/${file}`, import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
+const extra = Object.keys(overrides).length > 0 ? `, service overrides ${JSON.stringify(overrides)}` : ''
 console.log(
-  `\n### GET /videos/:id, Zipf(1) over the seeded catalog, ${values.connections} connections, ${values.duration} s\n`,
+  `\n### GET /videos/:id, Zipf(1) over the seeded catalog, ${values.connections} connections, ${values.duration} s${extra}\n`,
 )
 console.log(
-  '| mode | requests/s | p50 ms | p99 ms | non-2xx | DB queries / request | Redis commands / request |',
+  '| mode | requests/s | p50 ms | p99 ms | non-2xx | service CPU ms / request | Redis round trips / request | Redis commands / request | DB queries / request |',
 )
-console.log('| --- | --- | --- | --- | --- | --- | --- |')
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
 for (const r of rows) {
-  const latency = r.latencyMs as { p50: number; p99: number }
+  const redisCells =
+    r.mode === 'bare' ? '– | –' : `${r.redisRoundTripsPerRequest} | ${r.redisCommandsPerRequest}`
   console.log(
-    `| ${r.mode} | ${r.requestsPerSecond} | ${latency.p50} | ${latency.p99} | ${r.non2xx} | ${r.dbQueriesPerRequest} | ${r.redisCommandsPerRequest} |`,
+    `| ${r.mode} | ${r.requestsPerSecond} | ${r.latencyMs.p50} | ${r.latencyMs.p99} | ${r.non2xx} | ${r.cpuMsPerRequest} | ${redisCells} | ${r.dbQueriesPerRequest} |`,
   )
 }
-console.log(`\ncached ÷ uncached requests/s (medians): ${result.speedup}`)
-for (const r of rows.filter((r) => r.mode === 'cached')) {
-  console.log(`cache outcomes (warm-up + run): ${JSON.stringify(r.cacheOutcomesIncludingWarmup)}`)
+console.log(
+  `\nmedians: cached ÷ bare ${result.ratios.cachedOverBare}, cached ÷ uncached ${result.ratios.cachedOverUncached}, cached p99 ÷ bare p99 ${result.ratios.cachedP99OverBareP99}`,
+)
+for (const r of rows.filter((r) => r.mode !== 'bare')) {
+  console.log(`${r.mode} Redis commands / request: ${JSON.stringify(r.redisCommandsPerRequestByName)}`)
+  if (r.mode === 'cached')
+    console.log(`cache outcomes (warm-up + run): ${JSON.stringify(r.cacheOutcomesIncludingWarmup)}`)
 }
 process.exit(0)

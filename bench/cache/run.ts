@@ -1,6 +1,7 @@
 // Cache benchmarks, floodgate side by side with bentocache and cache-manager
 // (and the older 50 ms polling-lock design) in one run, against the local Redis.
-//   node --conditions=floodgate-source --import tsx bench/cache/run.ts [--quick]
+//   node --conditions=floodgate-source --import tsx bench/cache/run.ts [--quick] [--throughput-only]
+// (--throughput-only: the cached-read table alone, written to bench/results/cache-throughput.json)
 // Prints markdown tables and writes bench/results/cache.json.
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -12,6 +13,7 @@ import { measureStampede } from './stampede.js'
 import { measureThroughput } from './throughput.js'
 
 const quick = process.argv.includes('--quick')
+const throughputOnly = process.argv.includes('--throughput-only')
 const runId = randomBytes(3).toString('hex')
 const prefixFor = (label: string) => `fgbench:${runId}:${label}`
 const keys = 10_000
@@ -35,7 +37,10 @@ const rounds = quick ? 1 : 3
 const throughput: ({ tier: string } & Awaited<ReturnType<typeof measureThroughput>>)[] = []
 for (const [tier, kinds] of [
   ['L1 hit', ['floodgate', 'bentocache', 'cache-manager']],
-  ['L2 hit', ['floodgate-l2', 'floodgate-l2-autopipelining', 'bentocache-l2', 'cache-manager-l2']],
+  [
+    'L2 hit',
+    ['floodgate-l2', 'floodgate-l2-autopipelining', 'bentocache-l2', 'cache-manager-l2', 'ioredis-get'],
+  ],
 ] as const) {
   const samples = new Map<AdapterKind, Awaited<ReturnType<typeof measureThroughput>>[]>()
   for (let round = 0; round < rounds; round++) {
@@ -43,7 +48,9 @@ for (const [tier, kinds] of [
     for (const kind of order as AdapterKind[]) {
       const r = await measureThroughput(kind, prefixFor(`tp-${kind}-${round}`), keys, durationMs)
       samples.set(kind, [...(samples.get(kind) ?? []), r])
-      console.error(`throughput ${tier} ${kind} round ${round}: ${r.opsPerSec} ops/s`)
+      console.error(
+        `throughput ${tier} ${kind} round ${round}: ${r.opsPerSec} ops/s, ${r.cpuUsPerOp} µs CPU/op`,
+      )
     }
   }
   for (const kind of kinds) {
@@ -62,57 +69,67 @@ console.log(
 )
 console.log(
   table(
-    ['tier', 'library', 'ops/s', 'floodgate ÷ this', 'loads after warm-up'],
+    ['tier', 'library', 'ops/s', 'floodgate ÷ this', 'CPU µs / op', 'loads after warm-up'],
     (results.throughput as ((typeof throughput)[number] & { floodgateRatio: number })[]).map((r) => [
       r.tier,
       r.kind,
       r.opsPerSec,
       r.floodgateRatio,
+      r.cpuUsPerOp,
       r.loadsAfterWarmup,
     ]),
   ),
 )
 
-// 2. Multi-process stampede.
-const stampedeOptions = { processes: 4, callers: 100, loaderMs: 100, rounds: quick ? 2 : 5 }
-const stampede: Awaited<ReturnType<typeof measureStampede>>[] = []
-for (const kind of ['floodgate', 'bentocache', 'cache-manager', 'polling-lock'] as const) {
-  const r = await measureStampede(kind, prefixFor(`st-${kind}`), stampedeOptions)
-  stampede.push(r)
-  console.error(`stampede ${kind}: ${JSON.stringify(r)}`)
-}
-results.stampede = { options: stampedeOptions, rows: stampede }
-console.log(
-  `\n### Stampede: ${stampedeOptions.processes} processes × ${stampedeOptions.callers} callers on one cold key, loader ${stampedeOptions.loaderMs} ms, ${stampedeOptions.rounds} rounds\n`,
-)
-console.log(
-  table(
-    ['library', 'loader calls / round', 'caller p50 ms', 'caller p99 ms', 'max ms'],
-    stampede.map((r) => [r.kind, r.loaderCallsPerRound, r.p50Ms, r.p99Ms, r.maxMs]),
-  ),
-)
+if (!throughputOnly) {
+  // 2. Multi-process stampede.
+  const stampedeOptions = { processes: 4, callers: 100, loaderMs: 100, rounds: quick ? 2 : 5 }
+  const stampede: Awaited<ReturnType<typeof measureStampede>>[] = []
+  for (const kind of ['floodgate', 'bentocache', 'cache-manager', 'polling-lock'] as const) {
+    const r = await measureStampede(kind, prefixFor(`st-${kind}`), stampedeOptions)
+    stampede.push(r)
+    console.error(`stampede ${kind}: ${JSON.stringify(r)}`)
+  }
+  results.stampede = { options: stampedeOptions, rows: stampede }
+  console.log(
+    `\n### Stampede: ${stampedeOptions.processes} processes × ${stampedeOptions.callers} callers on one cold key, loader ${stampedeOptions.loaderMs} ms, ${stampedeOptions.rounds} rounds\n`,
+  )
+  console.log(
+    table(
+      ['library', 'loader calls / round', 'caller p50 ms', 'caller p99 ms', 'max ms'],
+      stampede.map((r) => [r.kind, r.loaderCallsPerRound, r.p50Ms, r.p99Ms, r.maxMs]),
+    ),
+  )
 
-// 3. Penetration by random missing ids.
-const penetrationOptions = { requests: 10_000, distinct: 2_000, catalog: 10_000 }
-const penetration: Awaited<ReturnType<typeof measurePenetration>>[] = []
-for (const kind of ['floodgate', 'floodgate+bloom', 'bentocache', 'cache-manager', 'polling-lock'] as const) {
-  const r = await measurePenetration(kind, prefixFor(`pen-${kind.replace('+', '-')}`), penetrationOptions)
-  penetration.push(r)
-  console.error(`penetration ${kind}: ${JSON.stringify(r)}`)
+  // 3. Penetration by random missing ids.
+  const penetrationOptions = { requests: 10_000, distinct: 2_000, catalog: 10_000 }
+  const penetration: Awaited<ReturnType<typeof measurePenetration>>[] = []
+  for (const kind of [
+    'floodgate',
+    'floodgate+bloom',
+    'bentocache',
+    'cache-manager',
+    'polling-lock',
+  ] as const) {
+    const r = await measurePenetration(kind, prefixFor(`pen-${kind.replace('+', '-')}`), penetrationOptions)
+    penetration.push(r)
+    console.error(`penetration ${kind}: ${JSON.stringify(r)}`)
+  }
+  results.penetration = { options: penetrationOptions, rows: penetration }
+  console.log(
+    `\n### Penetration: ${penetrationOptions.requests} requests over ${penetrationOptions.distinct} random missing ids\n`,
+  )
+  console.log(
+    table(
+      ['library', 'DB calls', 'keys written', 'elapsed ms'],
+      penetration.map((r) => [r.kind, r.dbCalls, r.keysWritten, r.elapsedMs]),
+    ),
+  )
 }
-results.penetration = { options: penetrationOptions, rows: penetration }
-console.log(
-  `\n### Penetration: ${penetrationOptions.requests} requests over ${penetrationOptions.distinct} random missing ids\n`,
-)
-console.log(
-  table(
-    ['library', 'DB calls', 'keys written', 'elapsed ms'],
-    penetration.map((r) => [r.kind, r.dbCalls, r.keysWritten, r.elapsedMs]),
-  ),
-)
 
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
-writeFileSync(new URL('../results/cache.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`)
+const file = throughputOnly ? 'cache-throughput.json' : 'cache.json'
+writeFileSync(new URL(`../results/${file}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`)
 
 // Clean up every key of this run.
 const redis = new Redis(REDIS_URL)

@@ -9,7 +9,8 @@ export function videoRow(i: number) {
 /**
  * Cached-read throughput (ops/s): warm every key, then `concurrency` loops of
  * Zipf(1)-sampled `get`s over `keys` keys for `durationMs` ms. The loader is
- * never expected to run after warm-up (counted as `loads`).
+ * never expected to run after warm-up (counted as `loads`). `cpuUsPerOp`: this process's CPU time
+ * (µs, user + system) per get, Redis' own excluded.
  */
 export async function measureThroughput(
   kind: AdapterKind,
@@ -17,7 +18,7 @@ export async function measureThroughput(
   keys: number,
   durationMs: number,
   concurrency = 32,
-): Promise<{ kind: AdapterKind; opsPerSec: number; loadsAfterWarmup: number }> {
+): Promise<{ kind: AdapterKind; opsPerSec: number; cpuUsPerOp: number; loadsAfterWarmup: number }> {
   const adapter = await makeAdapter(kind, prefix)
   let loads = 0
   const load = (i: number) => async () => {
@@ -36,6 +37,8 @@ export async function measureThroughput(
   let ops = 0
   const stopAt = performance.now() + durationMs
   const started = performance.now()
+  // CPU of this process (user + system, µs) per op: steadier than ops/s on a shared machine
+  const cpu = process.cpuUsage()
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < stopAt) {
@@ -48,6 +51,8 @@ export async function measureThroughput(
     }),
   )
   const elapsedS = (performance.now() - started) / 1000
+  const used = process.cpuUsage(cpu)
+  const cpuUsPerOp = +((used.user + used.system) / ops).toFixed(2)
   await adapter.close()
-  return { kind, opsPerSec: Math.round(ops / elapsedS), loadsAfterWarmup: loads }
+  return { kind, opsPerSec: Math.round(ops / elapsedS), cpuUsPerOp, loadsAfterWarmup: loads }
 }

@@ -13,6 +13,7 @@ import { clientErrorHandler, frameworkErrors } from './http/framework_errors.js'
 import { swaggerOptions } from './http/openapi.js'
 import { registerProblemHandler } from './http/problem_handler.js'
 import { echoRequestId, requestId } from './http/request_id.js'
+import { OneLineRequestLog } from './http/request_log.js'
 import { Problem, Video } from './http/schemas.js'
 import type { FlushSettings } from './interactions/flush.js'
 import countersPlugin from './plugins/counters.js'
@@ -101,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // requestIdHeader off: genReqId reads x-request-id itself and refuses ids unfit for a log line
     requestIdHeader: false,
     genReqId: requestId,
+    logController: new OneLineRequestLog(),
     // false: src/http/draining.ts answers 503 as problem+json while closing.
     return503OnClosing: false,
     frameworkErrors,

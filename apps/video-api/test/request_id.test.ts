@@ -26,7 +26,13 @@ describe('x-request-id', () => {
     })
     expect(res.headers['x-request-id']).toBe('abc-123.4')
     const logged = lines.filter((l) => l.reqId === 'abc-123.4')
-    expect(logged.map((l) => l.msg)).toEqual(['incoming request', 'request completed'])
+    // one line per request, with the request, the status and the time
+    expect(logged.map((l) => l.msg)).toEqual(['request completed'])
+    expect(logged[0]).toMatchObject({
+      req: { method: 'GET', url: '/healthz' },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+    })
   })
 
   it('is echoed on errors too', async () => {

@@ -57,8 +57,9 @@ export function registerAuth(app: FastifyInstance): void {
  * anonymous writes still count against the write quota.
  */
 export function refuseAnonymous(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
-    if (request.userId === undefined && needsUser(request)) throw unauthorized()
+  // a callback hook: no promise on every request that passes
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(request.userId === undefined && needsUser(request) ? unauthorized() : undefined)
   })
 }
 

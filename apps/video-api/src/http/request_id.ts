@@ -17,7 +17,8 @@ export function requestId(request: IncomingMessage): string {
 
 /** Echoes the request id (`request.id`, logged as `reqId`) in `x-request-id` on every answer, errors included. */
 export function echoRequestId(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header(REQUEST_ID_HEADER, request.id)
+    done(null, payload)
   })
 }

@@ -75,7 +75,11 @@ export function videoRoutes(app: FastifyInstance): void {
 
   r.get(
     '/videos/:id',
-    { schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } } },
+    {
+      schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } },
+      // the counts overlay writes this answer's JSON (counters/payload_hook.ts)
+      config: { videoAnswer: true },
+    },
     async (request) => {
       const id = checkIdRange(request.params.id, 'params/id')
       const video = await app.videos.getById(id)

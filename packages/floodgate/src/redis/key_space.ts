@@ -38,5 +38,7 @@ export class KeySpace {
 }
 
 function escapeTag(tag: string): string {
+  // on every cache read: most tags hold no brace, and a test is cheaper than a replace
+  if (!tag.includes('{') && !tag.includes('}')) return tag
   return tag.replace(/[{}]/g, (c) => (c === '{' ? '%7B' : '%7D'))
 }

@@ -1,0 +1,59 @@
+import type { CountsUnavailableReason, LiveCounts } from 'floodgate'
+import type { Video } from '../videos/model.js'
+
+/** A video's JSON text around its counts: `{"id":…,"status":…` and `,"createdAt":…,"updatedAt":…}`. */
+interface JsonPieces {
+  head: string
+  tail: string
+}
+
+// Keyed by the video object: a cached video (an L1 entry, shared and never modified) is turned
+// into text once, not on every request; an entry that leaves the cache takes its text with it.
+const piecesByVideo = new WeakMap<Video, JsonPieces>()
+
+function piecesOf(video: Video): JsonPieces {
+  let pieces = piecesByVideo.get(video)
+  if (pieces === undefined) {
+    // the Video schema's fields, in its order: nothing else of the object reaches the client
+    const head = JSON.stringify({
+      id: video.id,
+      authorId: video.authorId,
+      title: video.title,
+      description: video.description,
+      coverUrl: video.coverUrl,
+      playUrl: video.playUrl,
+      visibility: video.visibility,
+      status: video.status,
+    })
+    const tail = JSON.stringify({ createdAt: video.createdAt, updatedAt: video.updatedAt })
+    pieces = { head: head.slice(0, -1), tail: `,${tail.slice(1)}` }
+    piecesByVideo.set(video, pieces)
+  }
+  return pieces
+}
+
+/**
+ * The JSON answer of one video (the API's `Video` schema) with its live counts, as
+ * {@link withCounts} would give it, without copying the video or serializing it again: the
+ * text of its other fields is kept per video object. `video` must not be modified afterwards
+ * (cache entries are not). Numbers are finite integers (counts), so plain `${n}` is their JSON.
+ */
+export async function countedVideoJson(
+  live: LiveCounts,
+  video: Video,
+  viewerId: string | undefined,
+  onStale?: (reason: CountsUnavailableReason) => void,
+): Promise<string> {
+  const read = await live.read([video.id], viewerId)
+  if (read.unavailable) onStale?.(read.unavailable)
+  const { head, tail } = piecesOf(video)
+  const c = read.counts.get(video.id)
+  // nobody could answer (Redis and the database failed): the payload's own columns, stale
+  if (!c)
+    return `${head},"likeCount":${video.likeCount},"favoriteCount":${video.favoriteCount},"playCount":${video.playCount},"countsStale":true${tail}`
+  let extra = ''
+  if (viewerId !== undefined && c.liked !== undefined)
+    extra = `,"liked":${c.liked},"favorited":${c.favorited === true}`
+  if (c.stale) extra += ',"countsStale":true'
+  return `${head},"likeCount":${c.likes},"favoriteCount":${c.favorites},"playCount":${c.plays}${extra}${tail}`
+}

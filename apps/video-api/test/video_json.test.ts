@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Video } from '../src/http/schemas.js'
+import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
+
+// GET /videos/:id writes its JSON itself (counters/video_json.ts, a cached video's text kept per
+// object): the text must be what the Video schema's serializer gives, field for field and in order.
+let t: TestApp
+
+beforeAll(async () => {
+  // the video cache on, so repeated reads hit the same cached object
+  t = await createTestApp('videojson', { cache: true })
+})
+afterAll(() => t.close())
+
+/** The Video schema's fields in its order, as fast-json-stringify writes them. */
+function schemaText(v: Record<string, unknown>): string {
+  const order = Object.keys(Video.properties)
+  return JSON.stringify(Object.fromEntries(order.filter((k) => v[k] !== undefined).map((k) => [k, v[k]])))
+}
+
+describe('GET /videos/:id JSON', () => {
+  it('is the schema serializer text, anonymous and with the viewer flags, cached or not', async () => {
+    const { app } = t
+    const owner = await registerUser(app, `vj_owner_${randomBytes(3).toString('hex')}`)
+    const viewer = await registerUser(app, `vj_viewer_${randomBytes(3).toString('hex')}`)
+    // quotes, a backslash, a control character and non-ASCII in the text fields
+    const video = await createVideo(app, owner.auth, {
+      title: 'a "quoted" \\ title – ünïcode 🎬',
+      description: 'line one\nline two\ttab',
+      status: 'published',
+    })
+    const like = await app.inject({ method: 'PUT', url: `/videos/${video.id}/like`, headers: viewer.auth })
+    expect(like.statusCode).toBeLessThan(300)
+    for (let round = 0; round < 2; round++) {
+      const anonymous = await app.inject({ method: 'GET', url: `/videos/${video.id}` })
+      expect(anonymous.statusCode).toBe(200)
+      expect(anonymous.headers['content-type']).toBe('application/json; charset=utf-8')
+      const body = anonymous.json<Record<string, unknown>>()
+      expect(body).toMatchObject({ title: 'a "quoted" \\ title – ünïcode 🎬', likeCount: 1 })
+      expect(body.liked).toBeUndefined()
+      expect(anonymous.body).toBe(schemaText(body))
+
+      const seen = await app.inject({ method: 'GET', url: `/videos/${video.id}`, headers: viewer.auth })
+      const flagged = seen.json<Record<string, unknown>>()
+      expect(flagged).toMatchObject({ likeCount: 1, liked: true, favorited: false })
+      expect(seen.body).toBe(schemaText(flagged))
+      expect(seen.body).toBe(schemaText({ ...body, liked: true, favorited: false }))
+    }
+  })
+
+  it('leaves other answers to the schema serializer (a 404 problem)', async () => {
+    const missing = await t.app.inject({ method: 'GET', url: '/videos/999999999' })
+    expect(missing.statusCode).toBe(404)
+    expect(missing.json()).toMatchObject({ code: 'NOT_FOUND' })
+  })
+})
