@@ -1,4 +1,5 @@
 import { assertIntegerIn } from '../rankings/options.js'
+import type { ClientTracking } from '../tracking/index.js'
 import type { CountsReader } from './read_counts.js'
 
 /** Counts (and, for a viewer, that viewer's flags) a {@link CountsFallback} found for one video. */
@@ -49,6 +50,14 @@ export interface LiveCountsOptions {
   maxBytes?: number
   /** Clock (ms); tests pass their own. @default Date.now */
   now?: () => number
+  /**
+   * Server-assisted caching on the reader's Redis (made on the same client as the reader's). While
+   * it is established, counts are read on its tracked connection and served in process until Redis
+   * invalidates them, with no age bound; `maxAgeMs` applies only while it is not (not yet
+   * connected, lost, a cluster). The caller owns it (and closes it).
+   * @default none (the `maxAgeMs` bound only)
+   */
+  tracking?: ClientTracking
 }
 
 /** The defaults of {@link LiveCountsOptions}, in one place. */
