@@ -75,6 +75,8 @@ interface Entry {
   trackedGen: number
   /** Redis said it changed since it was read (kept only to be served stale while Redis is down). */
   changed: boolean
+  /** The last Redis read of it failed (at `checkedAtMs`): Redis is not asked again for `maxAgeMs`. */
+  failed: boolean
 }
 
 const COUNT_FIELDS = new Set(['likes', 'favorites', 'plays'])
@@ -85,7 +87,8 @@ const COUNT_FIELDS = new Set(['likes', 'favorites', 'plays'])
  * - With `tracking` established (server-assisted caching), counts read on its tracked connection
  *   are answered in process until Redis invalidates them (a change by any client, on any
  *   instance), with no age bound; a read whose keys are invalidated while in flight is not kept.
- *   When tracking is lost, everything read under it is read again. Without it:
+ *   When tracking is lost, everything read under it is read again, and until it is back every
+ *   read asks Redis (batched as below). Without tracking (none given, or a cluster):
  * - Anonymous reads of counts read less than `maxAgeMs` ago are answered in process. Other ids
  *   go to a {@link CountsBatcher} (DataLoader-style batching): one pipelined Redis read for every
  *   id asked meanwhile, an id in flight joined, not read twice (singleflight per id).
@@ -220,9 +223,14 @@ export class LiveCounts {
     if (entry) entry[field] = count
   }
 
-  /** Answerable without Redis: tracked and still valid, or (untracked) checked less than `maxAgeMs` ago. */
+  /**
+   * Answerable without Redis: tracked and still valid; or checked less than `maxAgeMs` ago, unless
+   * tracking is on its way back (then only a failed read holds Redis off for `maxAgeMs`: what is
+   * read meanwhile is not tracked, and serving it for `maxAgeMs` would serve changes late).
+   */
   private fresh(entry: Entry, now: number): boolean {
     if (entry.trackedGen !== 0) return this.trackedValid(entry)
+    if (this.tracking?.state === 'connecting' && !entry.failed) return false
     return now - entry.checkedAtMs < this.options.maxAgeMs
   }
 
@@ -301,6 +309,7 @@ export class LiveCounts {
         if (!entry) continue
         entry.checkedAtMs = now
         entry.trackedGen = 0
+        entry.failed = true
       }
       return
     }
@@ -323,6 +332,7 @@ export class LiveCounts {
         checkedAtMs: changed ? Number.NEGATIVE_INFINITY : batch.sentAtMs,
         trackedGen: kept ? tracked.generation : 0,
         changed,
+        failed: false,
       })
     }
   }
@@ -409,6 +419,7 @@ export class LiveCounts {
       checkedAtMs: now,
       trackedGen: 0,
       changed: false,
+      failed: false,
     }
     this.entries.set(id, entry)
     return entry
