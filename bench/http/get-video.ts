@@ -8,7 +8,7 @@
  */
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
+import { popularIds } from '../support/popular_ids.js'
 import { seededRandom, zipfSampler } from '../support/zipf.js'
 
 const require = createRequire(import.meta.url)
@@ -36,14 +36,7 @@ const { values } = parseArgs({
 })
 if (!values.db) throw new Error('--db <postgres url> is required (to read the popularity ranks)')
 
-const client = new pg.Client({ connectionString: values.db })
-await client.connect()
-const { rows } = await client.query<{ id: string }>(`
-  select v.id::text as id from video_popularity p join videos v on v.id = p.video_id
-  where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'
-  order by p.rank`)
-await client.end()
-const ids = rows.map((r) => r.id)
+const ids = await popularIds(values.db)
 if (ids.length === 0) throw new Error('no seeded videos: run npm run seed first')
 
 // Zipf(s=1) over ranks; seeded so runs draw the same mix.

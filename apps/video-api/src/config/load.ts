@@ -42,6 +42,7 @@ export interface Config {
   countsMaxStaleMs: number
   countsLocalMaxEntries: number
   countsLocalMaxBytes: number
+  countsTracking: boolean
   feedCacheTtlMs: number
   bloomBits: number
   bloomHashes: number

@@ -16,7 +16,7 @@ export interface CountersMetrics {
  * `floodgate_rankings_window_recomputes_total` (merged trending results this instance recomputed),
  * `floodgate_rankings_corrupt_scores_total` (members left out of rankings: a non-finite stored score),
  * `floodgate_counts_layer_events_total{event}`, `floodgate_counts_layer_entries`, `floodgate_counts_layer_bytes`
- * (the in-process live-counts layer).
+ * (the in-process live-counts layer), `floodgate_counts_tracking_established` (its client tracking).
  */
 export function registerCountersMetrics(
   registry: Registry,
@@ -54,16 +54,27 @@ export function registerCountersMetrics(
     fallback_load: 'fallbackLoads',
     fallback_id: 'fallbackIds',
     stale_serve: 'staleServes',
+    tracked_hit: 'trackedHits',
+    invalidation: 'invalidations',
+    tracking_flush: 'trackingFlushes',
   }
   new Counter({
     name: 'floodgate_counts_layer_events_total',
-    help: 'What the in-process live-counts layer did, by event: ids answered in process (local_hit), batched Redis reads and their ids, failed Redis reads, fallback (PostgreSQL) calls and their ids, ids served stale',
+    help: 'What the in-process live-counts layer did, by event: ids answered in process (local_hit; tracked_hit: of those, answered because Redis tracks them), batched Redis reads and their ids, failed Redis reads, fallback (PostgreSQL) calls and their ids, ids served stale, ids Redis invalidated (invalidation), drops of everything tracked (tracking_flush)',
     labelNames: ['event'] as const,
     registers: [registry],
     collect() {
       const stats = counters().live.stats
       this.reset()
       for (const [event, field] of Object.entries(layerEvents)) this.inc({ event }, stats[field])
+    },
+  })
+  new Gauge({
+    name: 'floodgate_counts_tracking_established',
+    help: '1 while Redis client-side caching (CLIENT TRACKING) of live counts is established, 0 while not (counts then bounded by COUNTS_MAX_AGE_MS)',
+    registers: [registry],
+    collect() {
+      this.set(counters().live.tracking?.established ? 1 : 0)
     },
   })
   new Gauge({
