@@ -174,13 +174,4 @@ describe('LiveCounts with client tracking', () => {
     await f.redis.sadd(interactions.keys.likes('7'), '71', '72', '73')
     expect(await likes(live, '7')).toBe(3)
   })
-
-  it('a cluster client: tracking unsupported, LiveCounts keeps its maxAgeMs bound', async () => {
-    // Only the detection is checked here; cluster runs of the whole layer: FLOODGATE_TEST_REDIS_CLUSTER.
-    const fake = Object.assign(new Redis({ lazyConnect: true }), { isCluster: true })
-    const tracking = new ClientTracking(fake as unknown as Redis)
-    expect(tracking.state).toBe('unsupported')
-    expect(tracking.begin(['k'])).toBeUndefined()
-    tracking.close()
-  })
 })
