@@ -15,7 +15,9 @@ export const INVALIDATION_CHANNEL = '__redis__:invalidate'
 /**
  * - `connecting`: the two connections are being set up (or set up again after a loss).
  * - `established`: Redis tracks every read of the data connection and will invalidate it.
- * - `unsupported`: a cluster client (see {@link ClientTracking}), or a server without tracking.
+ * - `unsupported`: a cluster client (see {@link ClientTracking}), or Redis refused the set-up
+ *   (Redis < 6, a proxy or managed service without `CLIENT TRACKING`, an ACL without it);
+ *   final for this instance.
  * - `closed`: {@link ClientTracking.close} was called or the user's client ended.
  */
 export type TrackingState = 'connecting' | 'established' | 'unsupported' | 'closed'
@@ -234,9 +236,10 @@ export class ClientTracking {
         this.attempt++
         this.establish()
       })
-      .catch(() => {
-        if (session === this.invalidationSession && this.currentState !== 'closed')
-          invalidation.disconnect(true) // set it up again from scratch
+      .catch((error: unknown) => {
+        if (session !== this.invalidationSession || this.currentState === 'closed') return
+        if (refused(error)) this.refuse()
+        else invalidation.disconnect(true) // set it up again from scratch
       })
   }
 
@@ -264,11 +267,21 @@ export class ClientTracking {
       },
       (error: unknown) => {
         this.establishing = false
-        // a server without CLIENT TRACKING (Redis < 6) will never have it
-        if (error instanceof Error && /unknown (sub)?command|wrong number/i.test(error.message))
-          this.currentState = 'unsupported'
+        if (refused(error)) this.refuse()
       },
     )
+  }
+
+  /**
+   * Redis answered the set-up with an error (Redis < 6, a proxy or managed service without
+   * CLIENT TRACKING, an ACL without it): it will not change while the process runs.
+   */
+  private refuse(): void {
+    if (this.currentState === 'closed') return
+    this.currentState = 'unsupported'
+    clearInterval(this.heartbeat)
+    this.data?.disconnect()
+    this.invalidation?.disconnect()
   }
 
   /** A connection closed or stopped answering: nothing kept is valid until tracking is back. */
@@ -316,4 +329,17 @@ export class ClientTracking {
         this.heartbeatInFlight = false
       })
   }
+}
+
+/**
+ * An error reply that will not change by retrying (ERR unknown command / subcommand, NOPERM), as
+ * opposed to a lost connection or a passing state (LOADING, BUSY, MASTERDOWN, too many clients).
+ */
+function refused(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    error.name === 'ReplyError' &&
+    /^(ERR|NOPERM)\b/.test(error.message) &&
+    !/max number of clients/i.test(error.message)
+  )
 }

@@ -137,6 +137,23 @@ describe('ClientTracking', () => {
     admin = await privateRedisClient(server)
   })
 
+  it('Redis refuses CLIENT TRACKING (an ACL without it): unsupported, connections closed', async () => {
+    await admin.call('ACL', 'SETUSER', 'notrack', 'on', 'nopass', '~*', '&*', '+@all', '-client|tracking')
+    const client = new Redis(server.url, {
+      ...floodgateRedisOptions({ commandTimeoutMs: 2000 }),
+      username: 'notrack',
+      password: 'x',
+    })
+    client.on('error', () => undefined)
+    const tracking = new ClientTracking(client)
+    open.push({ tracking, client })
+    await until(() => tracking.state === 'unsupported')
+    expect(tracking.begin(['k'])).toBeUndefined()
+    await sleep(100)
+    expect(await idsNamed('floodgate-tracking:data')).toEqual([])
+    expect(await idsNamed('floodgate-tracking:invalidate')).toEqual([])
+  })
+
   it('close() stops it: not established, nothing begins', async () => {
     const tracking = await tracked()
     tracking.close()
