@@ -230,7 +230,7 @@ export class LiveCounts {
    */
   private fresh(entry: Entry, now: number): boolean {
     if (entry.trackedGen !== 0) return this.trackedValid(entry)
-    if (this.tracking?.state === 'connecting' && !entry.failed) return false
+    if (this.tracking?.recovering && !entry.failed) return false
     return now - entry.checkedAtMs < this.options.maxAgeMs
   }
 

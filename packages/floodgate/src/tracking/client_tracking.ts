@@ -68,6 +68,12 @@ export type InvalidationListener = (keys: readonly string[] | null) => void
  *   may have been lost, nothing kept before is valid; {@link established} stays false until both
  *   connections are back and `CLIENT TRACKING` was answered again;
  * - a null message (FLUSHALL / FLUSHDB) flushes likewise.
+ * And nothing kept is valid while the invalidation connection has been silent (no pong to the
+ * heartbeat PING sent every `heartbeatMs`, no message) for more than `maxSilenceMs` (default
+ * 1 s): a kept value is at most that far behind Redis even when invalidations cannot arrive
+ * (Redis stalled, a partition). Validity comes back with the next pong, which proves every
+ * invalidation sent before it was received; no pong within `heartbeatTimeoutMs` of idle event
+ * loop is a loss (the connection is made again).
  * A read whose key is invalidated while it is in flight is not valid either ({@link begin}).
  *
  * **Cluster.** On a cluster client the state is `unsupported` and {@link begin} answers
@@ -101,6 +107,8 @@ export class ClientTracking {
   private attempt = 0
   private establishing = false
   private heartbeatInFlight = false
+  /** When the invalidation connection last proved alive (performance.now() ms). */
+  private lastHeardMs = 0
   /** Bumped at each `ready` and `close` of the invalidation connection. */
   private invalidationSession = 0
 
@@ -161,9 +169,23 @@ export class ClientTracking {
     return this.currentState
   }
 
-  /** True while Redis tracks the data connection's reads and its invalidations reach this process. */
+  /**
+   * True while Redis tracks the data connection's reads and its invalidations reach this process:
+   * set up, and the invalidation connection proved alive less than `maxSilenceMs` ago.
+   */
   get established(): boolean {
-    return this.currentState === 'established'
+    return (
+      this.currentState === 'established' && performance.now() - this.lastHeardMs <= this.options.maxSilenceMs
+    )
+  }
+
+  /**
+   * True while tracking is expected but not {@link established}: being set up, coming back after
+   * a loss, or silent. Values read meanwhile are not tracked; a caller that wants to stay exact
+   * asks Redis rather than keep them.
+   */
+  get recovering(): boolean {
+    return this.currentState === 'connecting' || (this.currentState === 'established' && !this.established)
   }
 
   /** Changes whenever tracking is established, lost or flushed: a value kept under another generation is not valid. */
@@ -262,6 +284,7 @@ export class ClientTracking {
         if (attempt !== this.attempt || this.currentState !== 'connecting') return this.establish()
         if (this.invalidationId !== redirect || !this.dataReady) return
         this.currentState = 'established'
+        this.lastHeardMs = performance.now()
         this.stats.establishments++
         this.currentGeneration++
       },
@@ -300,6 +323,7 @@ export class ClientTracking {
 
   private onMessage(channel: Buffer, message: unknown): void {
     if (channel.toString() !== INVALIDATION_CHANNEL) return
+    this.lastHeardMs = performance.now()
     this.stats.invalidations++
     const keys = invalidatedKeys(message)
     if (keys === null) {
@@ -319,6 +343,9 @@ export class ClientTracking {
     if (this.heartbeatInFlight || invalidation.status !== 'ready') return
     this.heartbeatInFlight = true
     withinDeadline(invalidation.ping(), this.heartbeatDeadline, 'tracking heartbeat')
+      .then(() => {
+        this.lastHeardMs = performance.now()
+      })
       .catch(() => {
         if (this.currentState === 'closed') return
         this.stats.heartbeatFailures++

@@ -127,6 +127,32 @@ describe('ClientTracking', () => {
     expect(await idsNamed('floodgate-tracking:invalidate')).not.toContain(id)
   })
 
+  it('a silent invalidation connection suspends validity; the next pong restores it, no flush', async () => {
+    const client = new Redis(server.url, floodgateRedisOptions({ commandTimeoutMs: 2000 }))
+    client.on('error', () => undefined)
+    // silence bound 300 ms, heartbeat 50 ms, and a PING timeout longer than the pause (default
+    // 1,000 / 250 / 1,000 ms): the pause below is a silence, not a loss
+    const tracking = new ClientTracking(client, {
+      heartbeatMs: 50,
+      maxSilenceMs: 300,
+      heartbeatTimeoutMs: 5_000,
+    })
+    open.push({ tracking, client })
+    expect(await tracking.whenEstablished(5_000)).toBe(true)
+    const generation = tracking.generation
+    const pausedAt = performance.now()
+    await admin.call('CLIENT', 'PAUSE', '900', 'ALL')
+    await until(() => !tracking.established, 2_000)
+    const silentAfterMs = performance.now() - pausedAt
+    expect(silentAfterMs).toBeLessThan(900)
+    expect(tracking.state).toBe('established')
+    expect(tracking.recovering).toBe(true)
+    expect(tracking.begin(['k'])).toBeUndefined()
+    await until(() => tracking.established, 3_000)
+    expect(tracking.generation).toBe(generation)
+    expect(tracking.stats.losses).toBe(0)
+  })
+
   it('Redis restarted: lost, then established again on the new server', async () => {
     const tracking = await tracked()
     await server.kill()
