@@ -237,7 +237,7 @@ export class ClientTracking {
     if (this.currentState === 'closed') return
     const was = this.currentState
     this.currentState = 'closed'
-    if (was === 'established') this.bump(true)
+    if (was === 'established') this.flush()
     clearInterval(this.heartbeat)
     this.redis.off('end', this.onClientEnd)
     this.data?.disconnect()
@@ -313,12 +313,13 @@ export class ClientTracking {
     if (this.currentState !== 'established') return
     this.currentState = 'connecting'
     this.stats.losses++
-    this.bump(true)
+    this.flush()
   }
 
-  private bump(notify: boolean): void {
+  /** Nothing kept so far is valid: a new generation, and every listener hears `null`. */
+  private flush(): void {
     this.currentGeneration++
-    if (notify) for (const listener of this.listeners) listener(null)
+    for (const listener of this.listeners) listener(null)
   }
 
   private onMessage(channel: Buffer, message: unknown): void {
@@ -328,7 +329,7 @@ export class ClientTracking {
     const keys = invalidatedKeys(message)
     if (keys === null) {
       this.stats.flushes++
-      this.bump(true)
+      this.flush()
       return
     }
     this.stats.invalidatedKeys += keys.length
