@@ -109,6 +109,7 @@ async function main(): Promise<void> {
       maxStaleMs: config.countsMaxStaleMs,
       localMaxEntries: config.countsLocalMaxEntries,
       localMaxBytes: config.countsLocalMaxBytes,
+      tracking: config.countsTracking,
     },
     interactions: interactionsFromConfig(config).interactions,
     interactionFlush: interactionsFromConfig(config).flush,

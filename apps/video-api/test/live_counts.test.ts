@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, createVideo, registerUser, secondInstance, type TestApp } from './support/app.js'
+import { TEST_REDIS_CLUSTER_NODES } from './support/redis.js'
 import { SqlRecorder } from './support/sql_recorder.js'
 
 /** The fallback's statement (overlay.ts dbCounts): the count columns of a page of videos. */
@@ -85,5 +86,49 @@ describe('live counts with Redis up', () => {
       liked: false,
       likeCount: 0,
     })
+  })
+})
+
+describe('live counts with client tracking (COUNTS_TRACKING, default on)', () => {
+  it('anonymous views make no counts read in steady state; a like elsewhere shows once Redis invalidates', async () => {
+    const tracking = other.counters.live.tracking!
+    if (TEST_REDIS_CLUSTER_NODES !== undefined) {
+      // not supported on a cluster: COUNTS_MAX_AGE_MS bounds the counts there
+      expect(tracking.state).toBe('unsupported')
+      return
+    }
+    expect(await tracking.whenEstablished(5_000)).toBe(true)
+    const owner = await registerUser(t.app, `lc_trk_${randomBytes(3).toString('hex')}`)
+    const fan = await registerUser(t.app, `lc_trkfan_${randomBytes(3).toString('hex')}`)
+    const video = await createVideo(t.app, owner.auth)
+    const url = `/videos/${video.id}`
+    expect((await other.inject({ method: 'GET', url })).json()).toMatchObject({ likeCount: 0 })
+    const stats = other.counters.live.stats
+    const reads = stats.redisBatches
+    const hits = stats.trackedHits
+    for (let i = 0; i < 20; i++) {
+      const body = (await other.inject({ method: 'GET', url })).json()
+      expect(body).toMatchObject({ likeCount: 0 })
+      expect(body).not.toHaveProperty('countsStale')
+    }
+    expect(stats.redisBatches).toBe(reads)
+    expect(stats.trackedHits).toBe(hits + 20)
+    const invalidations = stats.invalidations
+    await t.app.inject({ method: 'PUT', url: `${url}/like`, headers: fan.auth })
+    const start = Date.now()
+    while (stats.invalidations === invalidations && Date.now() - start < 5_000)
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    expect(stats.invalidations).toBeGreaterThan(invalidations)
+    expect((await other.inject({ method: 'GET', url })).json()).toMatchObject({ likeCount: 1 })
+    expect(stats.redisBatches).toBe(reads + 1)
+  })
+
+  it('COUNTS_TRACKING=false: no tracking, the maxAgeMs bound only', async () => {
+    const plain = await secondInstance(t, { counters: { tracking: false } })
+    try {
+      expect(plain.counters.live.tracking).toBeUndefined()
+    } finally {
+      await plain.close()
+    }
   })
 })

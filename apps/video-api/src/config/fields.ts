@@ -231,6 +231,13 @@ export const fields = {
     type: { kind: 'int', min: 1024, max: 4_294_967_296 },
     doc: 'Capacity of the in-process live-counts layer (bytes, about 180 per video; default 16 MiB).',
   },
+  countsTracking: {
+    env: 'COUNTS_TRACKING',
+    toml: 'counts_tracking',
+    default: 'true',
+    type: { kind: 'bool' },
+    doc: 'Keep live counts in process until Redis invalidates them (Redis client-side caching, CLIENT TRACKING, on two more connections per instance): no Redis read for counts on a cached view in steady state, and a change is seen by every instance within milliseconds. COUNTS_MAX_AGE_MS then bounds only counts read while tracking is not established (Redis Cluster, where it is not supported, or a Redis without it).',
+  },
   feedCacheTtlMs: {
     env: 'FEED_CACHE_TTL_MS',
     toml: 'feed_cache_ttl_ms',

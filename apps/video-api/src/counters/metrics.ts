@@ -11,7 +11,7 @@ import { Counter, Gauge, type Registry } from 'prom-client'
 export interface CountersView {
   recovery: Pick<CountsRecovery, 'serving'>
   rankings: Pick<BucketRankings, 'stats'>
-  live: Pick<LiveCounts, 'stats' | 'size' | 'bytes'>
+  live: Pick<LiveCounts, 'stats' | 'size' | 'bytes' | 'tracking'>
 }
 
 /** Counters-side Prometheus metrics, updated by the overlay and the recovery events. */
@@ -28,7 +28,7 @@ export interface CountersMetrics {
  * `floodgate_rankings_window_recomputes_total` (merged trending results this instance recomputed),
  * `floodgate_rankings_corrupt_scores_total` (members left out of rankings: a non-finite stored score),
  * `floodgate_counts_layer_events_total{event}`, `floodgate_counts_layer_entries`, `floodgate_counts_layer_bytes`
- * (the in-process live-counts layer).
+ * (the in-process live-counts layer), `floodgate_counts_tracking_established` (its client tracking).
  */
 export function registerCountersMetrics(registry: Registry, counters: () => CountersView): CountersMetrics {
   new Gauge({
@@ -63,16 +63,27 @@ export function registerCountersMetrics(registry: Registry, counters: () => Coun
     fallback_load: 'fallbackLoads',
     fallback_id: 'fallbackIds',
     stale_serve: 'staleServes',
+    tracked_hit: 'trackedHits',
+    invalidation: 'invalidations',
+    tracking_flush: 'trackingFlushes',
   }
   new Counter({
     name: 'floodgate_counts_layer_events_total',
-    help: 'What the in-process live-counts layer did, by event: ids answered in process (local_hit), batched Redis reads and their ids, failed Redis reads, fallback (PostgreSQL) calls and their ids, ids served stale',
+    help: 'What the in-process live-counts layer did, by event: ids answered in process (local_hit; tracked_hit: of those, answered because Redis tracks them), batched Redis reads and their ids, failed Redis reads, fallback (PostgreSQL) calls and their ids, ids served stale, ids Redis invalidated (invalidation), drops of everything tracked (tracking_flush)',
     labelNames: ['event'] as const,
     registers: [registry],
     collect() {
       const stats = counters().live.stats
       this.reset()
       for (const [event, field] of Object.entries(layerEvents)) this.inc({ event }, stats[field])
+    },
+  })
+  new Gauge({
+    name: 'floodgate_counts_tracking_established',
+    help: '1 while Redis client-side caching (CLIENT TRACKING) of live counts is established, 0 while not (counts then bounded by COUNTS_MAX_AGE_MS)',
+    registers: [registry],
+    collect() {
+      this.set(counters().live.tracking?.established ? 1 : 0)
     },
   })
   new Gauge({

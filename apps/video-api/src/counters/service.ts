@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import {
   type BucketRankings,
+  ClientTracking,
   type ConcurrencyGuard,
   CountsReader,
   CountsRecovery,
@@ -41,6 +42,13 @@ export interface CountersSettings {
   localMaxEntries?: number
   /** Bytes the live-counts layer keeps in process. @default 16777216 (16 MiB) */
   localMaxBytes?: number
+  /**
+   * Read live counts through Redis client-side caching (floodgate `ClientTracking`): served in
+   * process until Redis invalidates them; `maxAgeMs` then bounds only reads made while tracking is
+   * not established. Not supported on Redis Cluster (`maxAgeMs` applies there).
+   * @default true
+   */
+  tracking?: boolean
   /** How long a merged trending result is fresh (ms). @default 5000 */
   rankingCacheTtlMs?: number
   /** Command timeout (ms) of the epoch monitor's and rebuild's own Redis connection. @default 5000 */
@@ -50,7 +58,7 @@ export interface CountersSettings {
 /** What the counter routes and the payload overlay use. */
 export interface CountersService {
   reader: CountsReader
-  /** The in-process layer over `reader` that the overlay and the stats route read. */
+  /** The in-process layer over `reader` (and its client tracking) that the overlay and the stats route read. */
   live: LiveCounts
   recovery: CountsRecovery
   rankings: BucketRankings
@@ -85,9 +93,11 @@ export function createCountersService(input: {
     maxStaleMs: s.maxStaleMs ?? LIVE_COUNTS_DEFAULTS.maxStaleMs,
     localMaxEntries: s.localMaxEntries ?? LIVE_COUNTS_DEFAULTS.maxEntries,
     localMaxBytes: s.localMaxBytes ?? LIVE_COUNTS_DEFAULTS.maxBytes,
+    tracking: s.tracking ?? true,
     rankingCacheTtlMs: s.rankingCacheTtlMs ?? 5000,
     recoveryCommandTimeoutMs: s.recoveryCommandTimeoutMs ?? 5000,
   }
+  const tracking = settings.tracking ? new ClientTracking(input.redis) : undefined
   const sql = kyselySqlDatabase(input.db)
   const fallbackSql = input.dbGuard ? guardedExecutor(sql, input.dbGuard) : sql
   // the epoch checks and rebuilds: background work of many Lua steps, so a roomier command timeout
@@ -112,19 +122,21 @@ export function createCountersService(input: {
     maxWaitMs: Math.max(settings.readMaxWaitMs, settings.readTimeoutMs),
     recovery,
   })
+  const live = new LiveCounts({
+    reader,
+    // dbCounts is the one PostgreSQL entry point of the counts read, behind the database guard
+    fallback: (ids, viewer) => dbCounts(fallbackSql, ids, viewer),
+    maxAgeMs: settings.maxAgeMs,
+    maxStaleMs: settings.maxStaleMs,
+    maxEntries: settings.localMaxEntries,
+    maxBytes: settings.localMaxBytes,
+    tracking,
+  })
   return {
     sql,
     recovery,
     reader,
-    live: new LiveCounts({
-      reader,
-      // dbCounts is the one PostgreSQL entry point of the counts read, behind the database guard
-      fallback: (ids, viewer) => dbCounts(fallbackSql, ids, viewer),
-      maxAgeMs: settings.maxAgeMs,
-      maxStaleMs: settings.maxStaleMs,
-      maxEntries: settings.localMaxEntries,
-      maxBytes: settings.localMaxBytes,
-    }),
+    live,
     rankings: createRankings({
       redis: input.redis,
       ...input.layout,
@@ -135,6 +147,8 @@ export function createCountersService(input: {
     metrics: input.metrics,
     close: async () => {
       await recovery.stop()
+      live.close()
+      tracking?.close()
       recoveryRedis.disconnect()
     },
   }

@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis'
+import type { TrackedRead } from '../tracking/index.js'
 import type { CountsBatchRead, CountsReader, FlagQuery } from './read_counts.js'
 import { flagKey } from './read_counts.js'
 
@@ -6,7 +8,15 @@ export interface SentBatch {
   ids: ReadonlySet<string>
   flags: readonly FlagQuery[]
   sentAtMs: number
+  /** Set when the read went on a tracked connection: which of its keys may be kept as tracked. */
+  tracked?: TrackedRead
 }
+
+/** Starts a read on a tracked connection, or `undefined` to read on the reader's client. */
+export type TrackRead = (
+  ids: ReadonlySet<string>,
+  flags: readonly FlagQuery[],
+) => (TrackedRead & { connection: Redis }) | undefined
 
 interface Pending {
   ids: Set<string>
@@ -30,11 +40,13 @@ export class CountsBatcher {
 
   /**
    * @param apply called once per read, before its callers resume (stores the answer).
+   * @param track where each read goes (a tracked connection or the reader's client).
    */
   constructor(
     private readonly reader: CountsReader,
     private readonly now: () => number,
     private readonly apply: (batch: SentBatch, read: CountsBatchRead) => void,
+    private readonly track: TrackRead = () => undefined,
   ) {}
 
   /** True while a sent read covers `id`. */
@@ -81,12 +93,18 @@ export class CountsBatcher {
     const batch = this.pending
     if (!batch || this.inFlight) return
     this.pending = undefined
-    const sent: SentBatch = { ids: batch.ids, flags: [...batch.flags.values()], sentAtMs: this.now() }
+    const flags = [...batch.flags.values()]
+    const tracked = this.track(batch.ids, flags)
+    const sent: SentBatch = { ids: batch.ids, flags, sentAtMs: this.now(), tracked }
     const done = this.reader
-      .readBatch([...sent.ids], sent.flags)
+      .readBatch([...sent.ids], sent.flags, tracked?.connection)
       .catch((error: unknown) => ({ ok: false as const, reason: 'redis-error' as const, error }))
       .then((read) => {
-        this.apply(sent, read)
+        try {
+          this.apply(sent, read)
+        } finally {
+          tracked?.end()
+        }
         return read
       })
     this.inFlight = { ids: batch.ids, done }

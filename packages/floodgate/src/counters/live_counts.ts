@@ -1,6 +1,8 @@
 import { LRUCache } from 'lru-cache'
 import { Singleflight } from '../cache/singleflight.js'
 import { canonicalId } from '../interactions/ids.js'
+import type { InteractionKeys } from '../interactions/keys.js'
+import type { ClientTracking } from '../tracking/index.js'
 import { CountsBatcher, type SentBatch } from './counts_batcher.js'
 import {
   type CountsFallback,
@@ -23,7 +25,10 @@ export interface LiveVideoCounts extends VideoCounts {
   source: 'redis' | 'fallback'
   /** When they were read (ms epoch: a Redis read's send time, a fallback's answer time). */
   fetchedAtMs: number
-  /** True unless they come from a Redis read less than `maxAgeMs` old. */
+  /**
+   * True unless they come from a Redis read less than `maxAgeMs` old, or from a tracked read Redis
+   * has not invalidated since.
+   */
   stale: boolean
 }
 
@@ -50,6 +55,12 @@ export interface LiveCountsStats {
   fallbackIds: number
   /** Ids served stale. */
   staleServes: number
+  /** Of `localHits`, ids answered because Redis tracks them (no age bound). */
+  trackedHits: number
+  /** Ids whose entry an invalidation from Redis made outdated (read again on the next request). */
+  invalidations: number
+  /** Times every tracked entry was dropped at once (tracking lost, flush-all, epoch marker changed). */
+  trackingFlushes: number
 }
 
 interface Entry {
@@ -60,11 +71,24 @@ interface Entry {
   fetchedAtMs: number
   /** Last time Redis was asked for it (ms), answered or not: no new read before `maxAgeMs` after. */
   checkedAtMs: number
+  /** The tracking generation it was read in, 0 when not tracked: valid while that generation lasts. */
+  trackedGen: number
+  /** Redis said it changed since it was read (kept only to be served stale while Redis is down). */
+  changed: boolean
+  /** The last Redis read of it failed (at `checkedAtMs`): Redis is not asked again for `maxAgeMs`. */
+  failed: boolean
 }
+
+const COUNT_FIELDS = new Set(['likes', 'favorites', 'plays'])
 
 /**
  * Live counts from an in-process layer in front of the Redis read (SPEC §4 "Reading counts"):
  *
+ * - With `tracking` established (server-assisted caching), counts read on its tracked connection
+ *   are answered in process until Redis invalidates them (a change by any client, on any
+ *   instance), with no age bound; a read whose keys are invalidated while in flight is not kept.
+ *   When tracking is lost, everything read under it is read again, and until it is back every
+ *   read asks Redis (batched as below). Without tracking (none given, or a cluster):
  * - Anonymous reads of counts read less than `maxAgeMs` ago are answered in process. Other ids
  *   go to a {@link CountsBatcher} (DataLoader-style batching): one pipelined Redis read for every
  *   id asked meanwhile, an id in flight joined, not read twice (singleflight per id).
@@ -88,7 +112,12 @@ export class LiveCounts {
     fallbackLoads: 0,
     fallbackIds: 0,
     staleServes: 0,
+    trackedHits: 0,
+    invalidations: 0,
+    trackingFlushes: 0,
   }
+  /** The server-assisted caching the counts are read through, when given. */
+  readonly tracking: ClientTracking | undefined
   private readonly entries: LRUCache<string, Entry>
   private readonly batcher: CountsBatcher
   private readonly fallback: CountsFallback
@@ -96,6 +125,10 @@ export class LiveCounts {
   private readonly viewerFallbacks = new Singleflight<Map<string, FallbackCounts> | undefined>()
   /** Ids this process wrote while a Redis read of them was in flight: that read must not be stored. */
   private readonly writtenInFlight = new Set<string>()
+  private readonly keys: InteractionKeys
+  private readonly ixPrefix: string
+  private readonly epochKey: string
+  private readonly stopListening: (() => void) | undefined
 
   /** @throws {InvalidArgumentError} for a bound out of range. */
   constructor(options: LiveCountsOptions) {
@@ -106,9 +139,23 @@ export class LiveCounts {
       maxSize: this.options.maxBytes,
       sizeCalculation: (_entry, id) => liveCountsEntryBytes(id),
     })
-    this.batcher = new CountsBatcher(options.reader, this.options.now, (batch, read) =>
-      this.store(batch, read),
+    this.tracking = options.tracking
+    const keys = options.reader.keys
+    this.keys = keys
+    this.ixPrefix = `${keys.space.prefix}:ix:`
+    this.epochKey = keys.epoch()
+    this.batcher = new CountsBatcher(
+      options.reader,
+      this.options.now,
+      (batch, read) => this.store(batch, read),
+      (ids) => this.tracking?.begin(this.keysOf(ids)),
     )
+    this.stopListening = this.tracking?.onInvalidate((changed) => this.onInvalidate(changed))
+  }
+
+  /** Stops listening to the tracking's invalidations (it does not close the tracking). Idempotent. */
+  close(): void {
+    this.stopListening?.()
   }
 
   /** Entries kept now. */
@@ -134,8 +181,9 @@ export class LiveCounts {
     const loading: string[] = []
     for (const id of ids) {
       const entry = viewer === undefined ? this.entries.get(id) : undefined
-      if (entry && now - entry.checkedAtMs < this.options.maxAgeMs) {
+      if (entry && this.fresh(entry, now)) {
         this.stats.localHits++
+        if (entry.trackedGen !== 0) this.stats.trackedHits++
         counts.set(id, this.serve(entry, now))
       } else if (viewer === undefined && this.fallbackInFlight.has(id)) {
         loading.push(id) // Redis just failed for it: wait for that fallback, do not ask Redis again
@@ -175,8 +223,67 @@ export class LiveCounts {
     if (entry) entry[field] = count
   }
 
+  /**
+   * Answerable without Redis: tracked and still valid; or checked less than `maxAgeMs` ago, unless
+   * tracking is on its way back (then only a failed read holds Redis off for `maxAgeMs`: what is
+   * read meanwhile is not tracked, and serving it for `maxAgeMs` would serve changes late).
+   */
+  private fresh(entry: Entry, now: number): boolean {
+    if (entry.trackedGen !== 0) return this.trackedValid(entry)
+    if (this.tracking?.recovering && !entry.failed) return false
+    return now - entry.checkedAtMs < this.options.maxAgeMs
+  }
+
+  private trackedValid(entry: Entry): boolean {
+    return (
+      entry.trackedGen !== 0 &&
+      this.tracking?.established === true &&
+      entry.trackedGen === this.tracking.generation
+    )
+  }
+
+  /** The keys a read of `ids` depends on: the epoch marker and each video's three counters. */
+  private keysOf(ids: Iterable<string>): string[] {
+    const keys = this.keys
+    const out = [this.epochKey]
+    for (const id of ids) out.push(keys.likes(id), keys.favorites(id), keys.plays(id))
+    return out
+  }
+
+  private onInvalidate(changed: readonly string[] | null): void {
+    if (changed === null) {
+      // the tracking generation already moved on: no tracked entry is valid any more
+      this.stats.trackingFlushes++
+      return
+    }
+    for (const key of changed) {
+      if (key === this.epochKey) {
+        this.stats.trackingFlushes++
+        for (const entry of this.entries.values()) this.outdate(entry)
+        continue
+      }
+      if (!key.startsWith(this.ixPrefix)) continue
+      const idAt = key.lastIndexOf(':')
+      if (!COUNT_FIELDS.has(key.slice(key.lastIndexOf(':', idAt - 1) + 1, idAt))) continue
+      const entry = this.entries.peek(key.slice(idAt + 1))
+      if (!entry) continue
+      this.stats.invalidations++
+      this.outdate(entry)
+    }
+  }
+
+  /** Redis said it changed: read it again on the next request; serve it only stale meanwhile. */
+  private outdate(entry: Entry): void {
+    entry.trackedGen = 0
+    entry.checkedAtMs = Number.NEGATIVE_INFINITY
+    entry.changed = true
+  }
+
   private serve(entry: Entry, now: number): LiveVideoCounts {
-    const stale = entry.source === 'fallback' || now - entry.fetchedAtMs >= this.options.maxAgeMs
+    const stale =
+      entry.source === 'fallback' ||
+      entry.changed ||
+      (!this.trackedValid(entry) && now - entry.fetchedAtMs >= this.options.maxAgeMs)
     if (stale) this.stats.staleServes++
     return {
       likes: entry.likes,
@@ -199,20 +306,33 @@ export class LiveCounts {
       for (const id of batch.ids) {
         this.writtenInFlight.delete(id)
         const entry = this.entries.get(id)
-        if (entry) entry.checkedAtMs = now
+        if (!entry) continue
+        entry.checkedAtMs = now
+        entry.trackedGen = 0
+        entry.failed = true
       }
       return
     }
+    const tracked = batch.tracked
+    const keys = this.keys
     for (const [id, c] of read.counts) {
       // a write acknowledged while this read was in flight is newer than its answer
       if (this.writtenInFlight.delete(id)) continue
+      // an invalidation that overtook the reply: the answer is already outdated, do not keep it as fresh
+      const kept =
+        tracked !== undefined &&
+        [this.epochKey, keys.likes(id), keys.favorites(id), keys.plays(id)].every((k) => tracked.unchanged(k))
+      const changed = tracked !== undefined && !kept
       this.entries.set(id, {
         likes: c.likes,
         favorites: c.favorites,
         plays: c.plays,
         source: 'redis',
         fetchedAtMs: batch.sentAtMs,
-        checkedAtMs: batch.sentAtMs,
+        checkedAtMs: changed ? Number.NEGATIVE_INFINITY : batch.sentAtMs,
+        trackedGen: kept ? tracked.generation : 0,
+        changed,
+        failed: false,
       })
     }
   }
@@ -297,6 +417,9 @@ export class LiveCounts {
       source: 'fallback',
       fetchedAtMs: now,
       checkedAtMs: now,
+      trackedGen: 0,
+      changed: false,
+      failed: false,
     }
     this.entries.set(id, entry)
     return entry

@@ -1,3 +1,4 @@
+import type { ClientTracking } from '../tracking/index.js'
 import { integerIn } from '../validation/index.js'
 import type { CountsReader } from './read_counts.js'
 
@@ -49,6 +50,14 @@ export interface LiveCountsOptions {
   maxBytes?: number
   /** Clock (ms); tests pass their own. @default Date.now */
   now?: () => number
+  /**
+   * Server-assisted caching on the reader's Redis (made on the same client as the reader's). While
+   * it is established, counts are read on its tracked connection and served in process until Redis
+   * invalidates them, with no age bound; `maxAgeMs` applies only while it is not (not yet
+   * connected, lost, a cluster). The caller owns it (and closes it).
+   * @default none (the `maxAgeMs` bound only)
+   */
+  tracking?: ClientTracking
 }
 
 /** The defaults of {@link LiveCountsOptions}, in one place. */

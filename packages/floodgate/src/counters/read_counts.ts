@@ -126,9 +126,14 @@ export class CountsReader {
    * Counts of every id and the flags of any number of (video, viewer) pairs — several
    * callers' reads — in the same one round trip as {@link readCounts}. Never throws for
    * Redis trouble.
+   * @param via the connection to read on (a tracked one, see `ClientTracking`). @default the reader's client
    * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
    */
-  async readBatch(videoIds: readonly string[], flagQueries: readonly FlagQuery[]): Promise<CountsBatchRead> {
+  async readBatch(
+    videoIds: readonly string[],
+    flagQueries: readonly FlagQuery[],
+    via: RedisClient = this.options.redis,
+  ): Promise<CountsBatchRead> {
     const ids = videoIds.map((id) => canonicalId('videoIds', id))
     const pairs = flagQueries.map((q) => ({
       videoId: canonicalId('videoIds', q.videoId),
@@ -138,7 +143,7 @@ export class CountsReader {
     if (recovery && !recovery.serving()) return { ok: false, reason: 'rebuilding' }
     if (ids.length === 0 && pairs.length === 0) return { ok: true, counts: new Map(), flags: new Map() }
     const epochKey = this.keys.epoch()
-    const batch = new SlotBatch(this.options.redis).add(epochKey, (p) => p.get(epochKey))
+    const batch = new SlotBatch(via).add(epochKey, (p) => p.get(epochKey))
     for (const id of ids) {
       const likes = this.keys.likes(id)
       const favorites = this.keys.favorites(id)
