@@ -4,7 +4,7 @@ import { KeySpace, type RateLimitPolicy, rateLimitKeys } from '../../src/index.j
 import { prepareLeaseScript } from '../../src/ratelimit/lease/lease_script.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-// The lease scripts on their own (lua/lease_*.lua): slice sizing, reservation in the window
+// The lease scripts on their own (lua/lease-*.lua): slice sizing, reservation in the window
 // counter, refusal, give-back to the current and previous window, stale give-backs ignored.
 const LIMIT = 100
 const WINDOW_MS = 60_000

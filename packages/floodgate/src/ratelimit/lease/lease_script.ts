@@ -13,11 +13,11 @@ export const LEASED_ALGORITHMS: readonly LeasedAlgorithm[] = ['fixedWindow', 'sl
 
 // One literal URL per script: the build embeds each `.lua` file where its URL is written.
 const leaseScripts: Record<LeasedAlgorithm, LuaScript> = {
-  fixedWindow: new LuaScript(new URL('../lua/lease_fixed_window-1.lua', import.meta.url)),
-  slidingWindow: new LuaScript(new URL('../lua/lease_sliding_window-2.lua', import.meta.url)),
+  fixedWindow: new LuaScript(new URL('../lua/lease-fixed-window-1.lua', import.meta.url)),
+  slidingWindow: new LuaScript(new URL('../lua/lease-sliding-window-2.lua', import.meta.url)),
 }
 
-/** What one lease call answers; times in ms on the Redis clock. See `lua/lease_*.lua`. */
+/** What one lease call answers; times in ms on the Redis clock. See `lua/lease-*.lua`. */
 export interface LeaseReply {
   /** A slice was reserved (always, for cost 0). */
   granted: boolean

@@ -45,7 +45,7 @@ interface Lease {
 
 /**
  * The leased mode of a Redis limiter: decides from a slice of each key's quota reserved in Redis
- * (`lua/lease_*.lua`), one Redis call per slice instead of one per decision.
+ * (`lua/lease-*.lua`), one Redis call per slice instead of one per decision.
  *
  * - A decision the key's live slice covers is answered in-process (`source: 'lease'`).
  * - Otherwise one lease call gives back what is left of the old slice and reserves a new one;

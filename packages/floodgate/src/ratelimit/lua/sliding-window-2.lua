@@ -28,7 +28,7 @@ Returns: an array of integers:
   [5] nowMs: the Redis TIME used for the decision (ms since epoch)
 ]]
 --- @include "../../redis/lua/includes/now-ms"
---- @include "includes/sliding-window-count"
+--- @include "includes/sliding-window-decide"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
@@ -38,19 +38,9 @@ local start = index * window
 local curKey = KEYS[1 + index % 2]
 local prevKey = KEYS[1 + (index + 1) % 2]
 
-local function read(key, expectedExpiry)
-  local count, expiresAt = slidingWindowCount(key, expectedExpiry)
-  if expiresAt == -1 then
-    redis.call('PEXPIREAT', key, expectedExpiry)
-    return count, expectedExpiry
-  end
-  return count, expiresAt
-end
-
-local cur, curExpiry = read(curKey, start + 2 * window)
-local prev = read(prevKey, start + window)
-local elapsed = now - start
-local estimate = prev * (window - elapsed) / window + cur
+local cur, curExpiry = slidingWindowRead(curKey, start + 2 * window)
+local prev = slidingWindowRead(prevKey, start + window)
+local estimate = prev * (window - (now - start)) / window + cur
 
 local function resetAt(current)
   return slidingWindowResetAt(current, prev, start, window, now)
@@ -61,18 +51,8 @@ if cost > limit then
   return { 0, left, resetAt(cur), -1, now }
 end
 if estimate + cost > limit + 1e-9 then
-  local retryAfter
-  if cur + cost <= limit and prev > 0 then
-    -- wait for the previous window's weight to fall enough
-    retryAfter = math.ceil(window - (limit - cur - cost) * window / prev - elapsed)
-  else
-    -- wait for the next window, where this window becomes "previous"
-    retryAfter = start + window - now
-    if cur > 0 then
-      retryAfter = retryAfter + math.max(0, math.ceil(window - (limit - cost) * window / cur))
-    end
-  end
-  return { 0, left, resetAt(cur), math.max(1, retryAfter), now }
+  local retryAfter = slidingWindowRetryAfter(cur, prev, cost, limit, start, window, now)
+  return { 0, left, resetAt(cur), retryAfter, now }
 end
 
 if curExpiry == start + 2 * window then

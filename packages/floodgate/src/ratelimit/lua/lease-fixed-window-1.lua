@@ -1,12 +1,12 @@
 --[[
-lease_fixed_window-1.lua: fixed window counter, leased mode: settles one
+lease-fixed-window-1.lua: fixed window counter, leased mode: settles one
 instance's lease on a limiter key. Gives back the unused units of its previous
 lease, then reserves a slice of the quota that the instance spends locally.
 
 Reservation against a shared bound, as in O'Neil's escrow method (1986) and
 Doorman's capacity leases: the slice is counted in the window's counter the
 moment it is granted, so the window's count (reserved, so admitted or unused)
-never passes the limit. Windows as in fixed_window-1.lua: aligned on the Redis
+never passes the limit. Windows as in fixed-window-1.lua: aligned on the Redis
 clock, the counter expires at its window's end (PEXPIREAT), a counter naming
 another window counts as empty, one that lost its TTL is re-armed.
 
@@ -35,22 +35,17 @@ Returns an array of integers:
   [6] nowMs: the Redis TIME of the decision (ms since epoch)
   [7] windowIndex: floor(nowMs / windowMs); the slice is valid in this window only
 ]]
+--- @include "../../redis/lua/includes/now-ms"
+--- @include "includes/fixed-window-count"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local fraction = tonumber(ARGV[4])
 local giveBack = tonumber(ARGV[5])
 local giveBackIndex = tonumber(ARGV[6])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = redisNowMs()
 local index = math.floor(now / window)
-local windowEnd = index * window + window
-
-local expiresAt = redis.call('PEXPIRETIME', KEYS[1])
-local count = 0
-if expiresAt == windowEnd or expiresAt == -1 then
-  count = tonumber(redis.call('GET', KEYS[1]) or '0')
-end
+local count, windowEnd, expiresAt = fixedWindowCount(KEYS[1], window, now)
 if expiresAt == -1 then
   redis.call('PEXPIREAT', KEYS[1], windowEnd)
   expiresAt = windowEnd

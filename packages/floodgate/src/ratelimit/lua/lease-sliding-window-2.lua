@@ -1,5 +1,5 @@
 --[[
-lease_sliding_window-2.lua: sliding window counter, leased mode: settles one
+lease-sliding-window-2.lua: sliding window counter, leased mode: settles one
 instance's lease on a limiter key. Gives back the unused units of its previous
 lease, then reserves a slice of the quota that the instance spends locally.
 
@@ -8,7 +8,7 @@ Doorman's capacity leases: the slice is counted in the current window's
 counter the moment it is granted, so every unit an instance admits from it was
 already checked against the limit here, and the window's count (reserved, so
 admitted or unused) never passes the limit. Same estimate as
-sliding_window-2.lua (Cloudflare 2017): previous window's count x remaining
+sliding-window-2.lua (Cloudflare 2017): previous window's count x remaining
 overlap + current count; a slice is granted iff estimate + cost <= limit.
 
 Slice = min(free, max(cost, ceil(free x fraction))), free = floor(limit -
@@ -37,14 +37,15 @@ Returns an array of integers:
   [6] nowMs: the Redis TIME of the decision (ms since epoch)
   [7] windowIndex: floor(nowMs / windowMs); the slice is valid in this window only
 ]]
+--- @include "../../redis/lua/includes/now-ms"
+--- @include "includes/sliding-window-decide"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local fraction = tonumber(ARGV[4])
 local giveBack = tonumber(ARGV[5])
 local giveBackIndex = tonumber(ARGV[6])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = redisNowMs()
 local index = math.floor(now / window)
 local start = index * window
 local curKey = KEYS[1 + index % 2]
@@ -58,28 +59,13 @@ if giveBack > 0 and (giveBackIndex == index or giveBackIndex == index - 1) then
   end
 end
 
-local function read(key, expectedExpiry)
-  local expiresAt = redis.call('PEXPIRETIME', key)
-  if expiresAt == -1 then
-    redis.call('PEXPIREAT', key, expectedExpiry)
-    return tonumber(redis.call('GET', key) or '0'), expectedExpiry
-  end
-  if expiresAt == expectedExpiry then
-    return tonumber(redis.call('GET', key) or '0'), expiresAt
-  end
-  return 0, expiresAt
-end
-
-local cur, curExpiry = read(curKey, start + 2 * window)
-local prev = read(prevKey, start + window)
-local elapsed = now - start
-local estimate = prev * (window - elapsed) / window + cur
+local cur, curExpiry = slidingWindowRead(curKey, start + 2 * window)
+local prev = slidingWindowRead(prevKey, start + window)
+local estimate = prev * (window - (now - start)) / window + cur
 local free = math.max(0, math.floor(limit - estimate + 1e-9))
 
 local function resetAt(current)
-  if current > 0 then return start + 2 * window end
-  if prev > 0 then return start + window end
-  return now
+  return slidingWindowResetAt(current, prev, start, window, now)
 end
 
 if cost == 0 then
@@ -89,16 +75,8 @@ if cost > limit then
   return { 0, 0, free, resetAt(cur), -1, now, index }
 end
 if cost > free then
-  local retryAfter
-  if cur + cost <= limit and prev > 0 then
-    retryAfter = math.ceil(window - (limit - cur - cost) * window / prev - elapsed)
-  else
-    retryAfter = start + window - now
-    if cur > 0 then
-      retryAfter = retryAfter + math.max(0, math.ceil(window - (limit - cost) * window / cur))
-    end
-  end
-  return { 0, 0, free, resetAt(cur), math.max(1, retryAfter), now, index }
+  local retryAfter = slidingWindowRetryAfter(cur, prev, cost, limit, start, window, now)
+  return { 0, 0, free, resetAt(cur), retryAfter, now, index }
 end
 
 local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
