@@ -82,8 +82,11 @@ export interface AppOptions {
   interactionFlush?: boolean | FlushSettings
   /** Fastify `trustProxy` (whose X-Forwarded-For gives the client IP). @default false */
   trustProxy?: boolean | string[] | ((address: string, hop: number) => boolean)
-  /** Rate limiting of every route (src/rate_limit); `undefined` = off (tests), main.ts turns it on from config. */
-  rateLimit?: Omit<RateLimitPluginOptions, 'redis'>
+  /**
+   * Rate limiting of every route (src/rate_limit); `undefined` = off (tests), main.ts turns it on from
+   * config. `mode` defaults to RATE_LIMIT_MODE's default.
+   */
+  rateLimit?: Omit<RateLimitPluginOptions, 'redis' | 'mode'> & Partial<Pick<RateLimitPluginOptions, 'mode'>>
 }
 
 /**
@@ -136,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.rateLimit) {
     await app.register(rateLimitPlugin, {
       ...options.rateLimit,
+      mode: options.rateLimit.mode ?? defaults.rateLimitMode,
       // the flush consumer's member set counts the live instances (its plugin comes later)
       liveInstances: () => app.interactionFlush?.liveMembers ?? 1,
       redis: options.redis,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { KeySpace, type RateLimitPolicy, rateLimitKeys } from 'floodgate'
+import { KeySpace, type RateLimitMode, type RateLimitPolicy, rateLimitKeys } from 'floodgate'
 import type { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
@@ -27,11 +27,16 @@ let redis: Redis | Cluster
 const apps: FastifyInstance[] = []
 const prefixes: string[] = []
 
+/** An app with the test quotas on its own prefix; `mode` unset runs RATE_LIMIT_MODE's default. */
 async function appWith(
-  trustProxy: boolean | string[] = false,
-  leased?: { prefix: string; quotas: typeof quotas },
+  options: {
+    trustProxy?: boolean | string[]
+    shared?: { prefix: string; quotas: typeof quotas }
+    mode?: RateLimitMode
+  } = {},
 ): Promise<FastifyInstance> {
-  const prefix = leased?.prefix ?? `vatest-rl-${process.pid}-${randomBytes(3).toString('hex')}`
+  const { trustProxy = false, shared, mode } = options
+  const prefix = shared?.prefix ?? `vatest-rl-${process.pid}-${randomBytes(3).toString('hex')}`
   prefixes.push(prefix)
   const app = await buildApp({
     db: database.db,
@@ -41,10 +46,10 @@ async function appWith(
     // failClosed answers 429 when Redis is slower than timeoutMs: roomy, so a loaded machine cannot fake a limit
     rateLimit: {
       prefix,
-      quotas: leased?.quotas ?? quotas,
+      quotas: shared?.quotas ?? quotas,
       fallback: 'failClosed',
       timeoutMs: 10_000,
-      ...(leased ? { mode: 'leased' as const } : {}),
+      ...(mode ? { mode } : {}),
     },
   })
   apps.push(app)
@@ -75,8 +80,8 @@ const field = (value: string | string[] | number | undefined, param: string) =>
   Number(new RegExp(`;${param}=(\\d+)`).exec(String(value))?.[1])
 
 describe('rate-limit plugin', () => {
-  it('puts the fields on allowed responses and answers 429 problem+json past the quota', async () => {
-    const app = await appWith()
+  it('exact mode: puts the exact fields on allowed responses and answers 429 problem+json past the quota', async () => {
+    const app = await appWith({ mode: 'exact' }) // r counts down by one: exact mode's headers
     const ip = '198.51.100.7'
     for (let i = 1; i <= 3; i++) {
       const res = await app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: ip })
@@ -171,20 +176,20 @@ describe('rate-limit plugin', () => {
         remoteAddress: proxy,
         headers: { 'x-forwarded-for': forwardedFor },
       })
-    const plain = await appWith(false)
+    const plain = await appWith({ trustProxy: false })
     for (let i = 0; i < 3; i++) await get(plain, `198.18.0.${i + 1}`)
     expect((await get(plain, '198.18.0.200')).statusCode).toBe(429) // all count as the proxy's address
-    const behindProxy = await appWith([proxy])
+    const behindProxy = await appWith({ trustProxy: [proxy] })
     for (let i = 0; i < 5; i++) expect((await get(behindProxy, `198.18.0.${i + 1}`)).statusCode).toBe(200)
   })
 })
 
-describe('rate-limit plugin, leased mode', () => {
+describe('rate-limit plugin, default mode (leased)', () => {
   it('two instances admit one quota between them, r never above what is left, slices given back on close', async () => {
     const prefix = `vatest-rl-leased-${process.pid}-${randomBytes(3).toString('hex')}`
-    const leasedQuotas = { ...quotas, anonymous: { limit: 20, windowMs: 60_000 } }
-    const a = await appWith(false, { prefix, quotas: leasedQuotas })
-    const b = await appWith(false, { prefix, quotas: leasedQuotas })
+    const shared = { prefix, quotas: { ...quotas, anonymous: { limit: 20, windowMs: 60_000 } } }
+    const a = await appWith({ shared })
+    const b = await appWith({ shared })
     const ip = '198.51.100.77'
     let admitted = 0
     for (let i = 0; i < 30; i++) {
@@ -195,7 +200,7 @@ describe('rate-limit plugin, leased mode', () => {
     }
     expect(admitted).toBe(20)
     // a third instance takes a slice (a quarter of 20 on a fresh client), closing gives its unused part back
-    const c = await appWith(false, { prefix, quotas: leasedQuotas })
+    const c = await appWith({ shared })
     const other = '198.51.100.78'
     expect((await c.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: other })).statusCode).toBe(200)
     const [even, odd] = rateLimitKeys(new KeySpace(prefix), { ...policyOf(20) }, addressKey(other))

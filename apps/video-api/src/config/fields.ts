@@ -444,9 +444,9 @@ export const fields = {
   rateLimitMode: {
     env: 'RATE_LIMIT_MODE',
     toml: 'rate_limit_mode',
-    default: 'exact',
+    default: 'leased',
     type: { kind: 'enum', values: ['exact', 'leased'] },
-    doc: 'exact: one Redis call per request; leased: each instance reserves slices of a quota in Redis and decides from them locally (never more admitted per window, fewer Redis calls, quota held unused by other instances is refused).',
+    doc: 'leased: each instance reserves slices of a quota in Redis and decides from them locally (never more admitted per window, a Redis call per slice instead of per request; RateLimit remaining is what is sure to be left, quota held unused by other instances is refused); exact: one Redis call per request, exact remaining.',
   },
   rateLimitTimeoutMs: {
     env: 'RATE_LIMIT_TIMEOUT_MS',

@@ -29,10 +29,10 @@ export interface RateLimitPluginOptions {
   fallback: RateLimitFallback | typeof PER_INSTANCE_INSURANCE
   /**
    * floodgate's limiter mode: `exact` (one Redis call per request) or `leased` (slices of each quota
-   * reserved in Redis, decided locally; given back on close).
-   * @default 'exact'
+   * reserved in Redis, decided locally; given back on close). No default here: `buildApp` and the
+   * config fill it from `RATE_LIMIT_MODE` (default in src/config/fields.ts).
    */
-  mode?: RateLimitMode
+  mode: RateLimitMode
   /** How many instances share the quotas now (≥ 1). @default () => 1 */
   liveInstances?: () => number
   /** Idle event-loop time (ms) a Redis decision gets before the fallback answers (floodgate `withinDeadline`). */
@@ -72,7 +72,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
       maxWaitMs: options.maxWaitMs,
       blockedCache: true,
       onStoreError: options.onStoreError,
-      mode: options.mode ?? 'exact',
+      mode: options.mode,
     })
     limiters.push(limiter)
     return limiter
