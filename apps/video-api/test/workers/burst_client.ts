@@ -24,6 +24,11 @@ export interface BurstSpec {
   spreadSources?: boolean
   /** Per-request timeout (ms); a request past it counts in `errors`. */
   timeoutMs: number
+  /**
+   * The quota of the one limiter key every request counts against, when the headers are to be
+   * checked: see {@link BurstReport.remainingAboveTruth}.
+   */
+  quota?: number
 }
 
 export interface BurstReport {
@@ -47,6 +52,14 @@ export interface BurstReport {
   wallMs: number
   /** Outcomes (status code or `error`) per 500 ms of the burst, by completion (index = ms since start div 500). */
   timeline: Record<string, number>[]
+  /**
+   * With `quota`: answers whose `RateLimit` r= is above what can be left, quota − the 2xx answers
+   * received before the request was sent (decided before it) − 1 if it was admitted. Sound only if
+   * the burst's decisions fall in one aligned window of a key with nothing counted before it.
+   */
+  remainingAboveTruth: number
+  /** The first such answer, `status r=… bound …`; '' when none. */
+  firstAboveTruth: string
 }
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as BurstSpec
@@ -58,6 +71,21 @@ let countsStale = 0
 let bad503 = 0
 let other5xx = 0
 let next = 0
+let admitted = 0
+let remainingAboveTruth = 0
+let firstAboveTruth = ''
+
+/** Counts an answer whose RateLimit r= exceeds what can be left (see BurstReport.remainingAboveTruth). */
+function checkRemaining(status: number, field: string | null, admittedBefore: number): void {
+  if (spec.quota === undefined) return
+  const ok = status >= 200 && status < 300
+  const r = Number(/;r=(\d+)/.exec(field ?? '')?.[1] ?? Number.NaN)
+  const bound = spec.quota - admittedBefore - (ok ? 1 : 0)
+  if (Number.isNaN(r) || r > bound) {
+    remainingAboveTruth++
+    firstAboveTruth ||= `${status} r=${r} bound ${bound}`
+  }
+}
 
 function bump(into: Record<string, number>, key: string): void {
   into[key] = (into[key] ?? 0) + 1
@@ -112,9 +140,12 @@ async function loop(index: number): Promise<void> {
   for (let i = more(); i !== undefined; i = more()) {
     const url = `${spec.bases[i % spec.bases.length]}${spec.paths[i % spec.paths.length]}`
     const t0 = performance.now()
+    const admittedBefore = admitted
     try {
       const res = await get(agent, url)
       latencies.push(performance.now() - t0)
+      if (res.status >= 200 && res.status < 300) admitted++
+      checkRemaining(res.status, res.headers.get('ratelimit'), admittedBefore)
       bump(statuses, String(res.status))
       bump(bucketNow(), String(res.status))
       if (res.status >= 200 && res.status < 300 && res.body.includes('"countsStale":true')) countsStale++
@@ -151,5 +182,7 @@ const done: BurstReport = {
   maxMs: Math.round(latencies.at(-1) ?? 0),
   wallMs: Math.round(performance.now() - started),
   timeline: Array.from(timeline, (b) => b ?? {}),
+  remainingAboveTruth,
+  firstAboveTruth,
 }
 report({ ...done })
