@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fullJitterDelayMs } from '../backoff/index.js'
 import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
-import type { Logger } from '../observability/index.js'
+import { type Logger, LogThrottle } from '../observability/index.js'
 import { KeySpace, type RedisClient } from '../redis/index.js'
 import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import { BloomLayout, type Generations, sameGenerations } from './layout.js'
@@ -97,7 +97,7 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
   private readonly rebuildBufferMaxBytes: number
   private generations: Generations | undefined
   private readonly logger: Logger | undefined
-  private readonly lastLoggedMs = new Map<BloomFailOpenEvent['reason'], number>()
+  private readonly logThrottle = new LogThrottle<BloomFailOpenEvent['reason']>(FAIL_OPEN_LOG_INTERVAL_MS)
 
   /** @throws {InvalidArgumentError} on missing or out-of-range options. */
   constructor(options: BloomFilterOptions) {
@@ -280,15 +280,10 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
     else if (reason === 'redis-error') this.stats.failOpenRedisError++
     else this.stats.failOpenUnstable++
     this.emit('failOpen', error === undefined ? { reason, items } : { reason, items, error })
-    const now = Date.now()
-    if (
-      this.logger &&
-      reason !== 'not-ready' &&
-      now - (this.lastLoggedMs.get(reason) ?? 0) >= FAIL_OPEN_LOG_INTERVAL_MS
-    ) {
-      this.lastLoggedMs.set(reason, now)
+    const suppressed = this.logger && reason !== 'not-ready' ? this.logThrottle.admit(reason) : undefined
+    if (this.logger && suppressed !== undefined) {
       this.logger.warn(
-        { primitive: 'bloomFilter', filter: this.name, reason, err: error },
+        { primitive: 'bloomFilter', filter: this.name, reason, suppressed, err: error },
         `bloom ${this.name}: answered "maybe" without its bits (${reason})`,
       )
     }

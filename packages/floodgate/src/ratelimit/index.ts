@@ -11,6 +11,7 @@ export {
 export type { PolicyOptions } from './policy.js'
 export {
   createRateLimiter,
+  FALLBACK_LOG_INTERVAL_MS,
   type LeaseOptions,
   type RateLimiterOptions,
   type RateLimitMode,

@@ -1,6 +1,6 @@
 import { checkDeadline, DEADLINE_DEFAULTS, STARTUP_DEFAULTS, withinDeadline } from '../deadline/index.js'
 import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
-import { inSpan, type Logger, warmTracing } from '../observability/index.js'
+import { inSpan, type Logger, LogThrottle, warmTracing } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import { awaitFirstConnection, connectedOnce } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
@@ -37,6 +37,9 @@ export interface LeaseOptions {
    */
   maxKeys?: number
 }
+
+/** Shortest time between two fallback log lines of one source, per limiter (ms). */
+export const FALLBACK_LOG_INTERVAL_MS = 10_000
 
 /** Options of {@link createRateLimiter}. Units: ms for every duration. */
 export interface RateLimiterOptions extends PolicyOptions {
@@ -76,7 +79,11 @@ export interface RateLimiterOptions extends PolicyOptions {
    * @default 2_000 (`STARTUP_DEFAULTS.waitMs`)
    */
   startupWaitMs?: number
-  /** Warned (`warn`) on every fallback decision, with `key`, `source` and the error. */
+  /**
+   * Warned (`warn`) on fallback decisions, with `key`, `source`, the error and `suppressed` (lines
+   * skipped before this one): at most one line per fallback source per
+   * {@link FALLBACK_LOG_INTERVAL_MS}; events and metrics count every decision.
+   */
   logger?: Logger
   /**
    * `'leased'`: decide from slices of each key's quota reserved in Redis (`fixedWindow` and
@@ -129,7 +136,7 @@ export interface RedisRateLimiter extends RateLimiter {
  * ScriptContractError if a script breaks its contract (a bug, not an outage).
  *
  * A fallback answer is never silent: it emits `fallback` on `events`, calls `onStoreError`, warns
- * `logger`, and counts in `floodgate_ratelimit_decisions_total` ({@link bindRateLimiterMetrics}).
+ * `logger` (throttled: {@link FALLBACK_LOG_INTERVAL_MS}), and counts in `floodgate_ratelimit_decisions_total` ({@link bindRateLimiterMetrics}).
  *
  * @throws {InvalidArgumentError} naming the bad option (`limit`, `windowMs`, `burst`, `timeoutMs`,
  *   `startupWaitMs`, `fallback…`).
@@ -161,6 +168,7 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
         )
   const startupWaitMs = positiveInteger('startupWaitMs', options.startupWaitMs ?? STARTUP_DEFAULTS.waitMs)
   const { redis, onStoreError, logger } = options
+  const logThrottle = new LogThrottle<string>(FALLBACK_LOG_INTERVAL_MS)
   const events = new RateLimiterEventEmitter()
   const spanName = 'floodgate.ratelimit.decide'
   const spanAttributes = { 'floodgate.policy': policy.name, 'floodgate.algorithm': policy.algorithm }
@@ -232,10 +240,20 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
         onStoreError?.(error)
         const result = fallback(key, cost)
         events.emit('fallback', { key, source: result.source, allowed: result.allowed, error })
-        logger?.warn(
-          { primitive: 'rateLimiter', policy: policy.name, key, source: result.source, err: error },
-          `rate limiter ${policy.name}: Redis unavailable, ${result.source} answered`,
-        )
+        const suppressed = logger === undefined ? undefined : logThrottle.admit(result.source)
+        if (suppressed !== undefined) {
+          logger?.warn(
+            {
+              primitive: 'rateLimiter',
+              policy: policy.name,
+              key,
+              source: result.source,
+              suppressed,
+              err: error,
+            },
+            `rate limiter ${policy.name}: Redis unavailable, ${result.source} answered`,
+          )
+        }
         return decided(key, result)
       }
     },

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import {
   BloomFilter,
   createCache,
+  createRateLimiter,
   createRedisClient,
   type LogFields,
   type Logger,
@@ -66,6 +67,35 @@ describe('one Logger for every primitive (option `logger`)', () => {
     expect(lines[0]).toMatchObject({
       level: 'warn',
       fields: { primitive: 'bloomFilter', filter: 'ids', reason: 'redis-error' },
+    })
+    dead.disconnect()
+    await server.destroy()
+  })
+
+  it('a limiter answering without Redis logs one line per fallback source per interval, counts every one', async () => {
+    const server = await PrivateRedis.start()
+    const dead = createRedisClient(server.url, { commandTimeoutMs: 200 })
+    dead.on('error', () => {})
+    const { logger, lines } = recording()
+    const limiter = createRateLimiter({
+      redis: dead,
+      prefix,
+      name: 'logged',
+      algorithm: 'fixedWindow',
+      limit: 5,
+      windowMs: 60_000,
+      logger,
+    })
+    expect((await limiter.limit('warm')).source).toBe('redis') // connected once: no start-up wait below
+    await server.kill()
+    const fallbacks: unknown[] = []
+    limiter.events.on('fallback', (event) => fallbacks.push(event))
+    for (let i = 0; i < 20; i++) await limiter.limit(`user-${i}`)
+    expect(fallbacks).toHaveLength(20)
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatchObject({
+      level: 'warn',
+      fields: { primitive: 'rateLimiter', policy: 'logged', key: 'user-0', suppressed: 0 },
     })
     dead.disconnect()
     await server.destroy()
