@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -125,6 +126,8 @@ describe('Bloom rebuild at start', () => {
       expect(w.err).toBeUndefined() // no stack traces
     })
     expect(lines.at(-1)?.msg).toBe('bloom filter rebuilt')
+    // the rebuild reconnects on its own connection; this client's backoff may still be running
+    if (redis.status !== 'ready') await once(redis, 'ready')
     expect(await cache.bloom.isReady()).toBe(true)
     cache.close()
     redis.disconnect()
