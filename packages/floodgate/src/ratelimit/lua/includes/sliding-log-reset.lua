@@ -2,6 +2,8 @@
 sliding-log-reset.lua (include): slidingLogResetAt(key, window, now), when
 every logged unit has left the window: newest entry + window (ms since epoch),
 `now` when the log is empty.
+KEYS, ARGV: none read here; the including script passes its keys and values as
+arguments (its own header declares KEYS and ARGV).
 ]]
 local function slidingLogResetAt(key, window, now)
   local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')

@@ -6,6 +6,8 @@ its PEXPIRETIME: a counter whose expiry is not `expectedExpiry` is stale and
 counts 0; one that lost its TTL (-1) keeps its count.
 slidingWindowResetAt(current, previous, start, window, now) is when the
 estimate is back to 0 (ms since epoch), `now` when it already is.
+KEYS, ARGV: none read here; the including script passes its keys and values as
+arguments (its own header declares KEYS and ARGV).
 ]]
 local function slidingWindowCount(key, expectedExpiry)
   local expiresAt = redis.call('PEXPIRETIME', key)

@@ -6,6 +6,8 @@ counter which lost its TTL (PEXPIREAT expectedExpiry, so it never lives
 forever); returns count and the counter's expiry (ms since epoch).
 slidingWindowRetryAfter(cur, prev, cost, limit, start, window, now) is the ms
 (>= 1) until a refused cost <= limit fits.
+KEYS, ARGV: none read here; the including script passes its keys and values as
+arguments (its own header declares KEYS and ARGV).
 ]]
 --- @include "sliding-window-count"
 local function slidingWindowRead(key, expectedExpiry)

@@ -3,6 +3,8 @@ token-bucket-state.lua (include): tokenBucketFullAt(key, now, burst, rate)
 reads a bucket: returns fullAt (ms since epoch, at least now; a missing key is
 a full bucket) and the GET reply (false when missing, an error table when the
 key is a HASH { tokens, ts } written by an earlier version, which is read too).
+KEYS, ARGV: none read here; the including script passes its keys and values as
+arguments (its own header declares KEYS and ARGV).
 ]]
 local function tokenBucketFullAt(key, now, burst, rate)
   local stored = redis.pcall('GET', key)
