@@ -171,7 +171,7 @@ async function main() {
   // Same order from both designs? (they see the same events)
   const a = await buckets.top(oneH)
   const b = await decayed.top(oneH)
-  const overlap = a.filter((x) => b.some((y) => y.videoId === x.videoId)).length
+  const overlap = a.filter((x) => b.some((y) => y.itemId === x.itemId)).length
 
   console.log('\n| scenario | runs | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|')
   // Warm-up: fill the cached results and the script caches.

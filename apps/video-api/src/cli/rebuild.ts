@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { CountsRecovery } from 'floodgate'
 import { ConfigError, loadConfig } from '../config/index.js'
+import { videoRebuildReport, videoReconcileReport } from '../counters/video_reports.js'
 import { openDatabase } from '../db/connect.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
 import { connectRedis } from '../redis/connect.js'
@@ -50,14 +51,17 @@ try {
       onEvent: (event) => process.stderr.write(`${event.type}\n`),
     })
     if (values.reconcile) {
-      const report = await recovery.reconcile({
-        maxVideos: integerArgument('max-videos', values['max-videos'], 2 ** 31, 1, usage),
-      })
+      const report = videoReconcileReport(
+        await recovery.reconcile({
+          maxItems: integerArgument('max-videos', values['max-videos'], 2 ** 31, 1, usage),
+        }),
+      )
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)
       if (report.drifted.length > 0 || report.columnDrift.length > 0) process.exitCode = 3
     } else {
       const outcome = await recovery.rebuild({ mode, waitMs: 30_000 })
-      process.stdout.write(`${JSON.stringify(outcome, (_k, v) => (v instanceof Error ? v.message : v), 2)}\n`)
+      const printed = outcome.rebuilt ? { ...outcome, report: videoRebuildReport(outcome.report) } : outcome
+      process.stdout.write(`${JSON.stringify(printed, (_k, v) => (v instanceof Error ? v.message : v), 2)}\n`)
       if (!outcome.rebuilt) process.exitCode = outcome.reason === 'locked' ? 2 : 1
     }
   } finally {

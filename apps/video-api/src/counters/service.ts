@@ -21,6 +21,7 @@ import type { Database } from '../db/types.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
 import type { CountersMetrics } from './metrics.js'
 import { dbCounts } from './overlay.js'
+import { videoRebuildReport } from './video_reports.js'
 
 /** Counters and rankings settings of the service. */
 export interface CountersSettings {
@@ -165,7 +166,10 @@ function logRecovery(log: FastifyBaseLogger, event: RecoveryEvent): void {
       log.info({ mode: event.mode }, 'rebuilding Redis counters and rankings from PostgreSQL')
       break
     case 'rebuilt':
-      log.info({ ...event.report, epoch: event.epoch }, 'Redis counters rebuilt; serving counts from Redis')
+      log.info(
+        { ...videoRebuildReport(event.report), epoch: event.epoch },
+        'Redis counters rebuilt; serving counts from Redis',
+      )
       break
     case 'rebuild-aborted':
       log.warn({ err: event.error }, 'counter rebuild aborted; will retry')

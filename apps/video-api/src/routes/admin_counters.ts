@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { videoRebuildReport, videoReconcileReport } from '../counters/video_reports.js'
 import { ApiError, forbidden } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
 import { withoutIdleTimeout } from '../http/long_request.js'
@@ -79,7 +80,7 @@ export function adminCounterRoutes(app: FastifyInstance): void {
       const outcome = await withoutIdleTimeout(request, () =>
         app.counters.recovery.rebuild({ mode, waitMs: 0 }),
       )
-      if (outcome.rebuilt) return { ...outcome.report, epoch: outcome.epoch }
+      if (outcome.rebuilt) return { ...videoRebuildReport(outcome.report), epoch: outcome.epoch }
       if (outcome.reason === 'locked')
         throw new ApiError('CONFLICT', 'another instance is rebuilding the counters')
       throw new ApiError('UNAVAILABLE', 'the rebuild was aborted; see the logs', { cause: outcome.error })
@@ -97,7 +98,9 @@ export function adminCounterRoutes(app: FastifyInstance): void {
     async (request) => {
       requireAdmin(request, app.counters)
       const maxVideos = request.query.maxVideos === undefined ? undefined : Number(request.query.maxVideos)
-      return withoutIdleTimeout(request, () => app.counters.recovery.reconcile({ maxVideos }))
+      return videoReconcileReport(
+        await withoutIdleTimeout(request, () => app.counters.recovery.reconcile({ maxItems: maxVideos })),
+      )
     },
   )
 }

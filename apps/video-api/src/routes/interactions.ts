@@ -46,7 +46,7 @@ export function interactionRoutes(app: FastifyInstance): void {
     // finds the member the rebuild has not restored yet instead of being silently dropped.
     if (!app.counters.recovery.serving()) {
       await app.counters.recovery
-        .restoreVideo(id)
+        .restoreItem(id)
         .catch((error: unknown) =>
           request.log.warn({ err: error, videoId: id }, 'restoring a video before a toggle failed'),
         )

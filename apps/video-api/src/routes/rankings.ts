@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { type RankedVideo, StoreUnavailableError } from 'floodgate'
+import { type RankedItem, StoreUnavailableError } from 'floodgate'
 import { sql } from 'kysely'
 import { Type } from 'typebox'
 import type { VideoRow } from '../db/types.js'
@@ -58,7 +58,7 @@ export function rankingRoutes(app: FastifyInstance): void {
         const metric = request.query.metric ?? 'likes'
         const window = request.query.window ?? 'all'
         const limit = request.query.limit === undefined ? 20 : Number(request.query.limit)
-        let ranked: RankedVideo[]
+        let ranked: RankedItem[]
         try {
           ranked = await app.counters.rankings.top({
             metric,
@@ -72,7 +72,7 @@ export function rankingRoutes(app: FastifyInstance): void {
           return { metric, window, items: await fromColumns(app, metric, limit), stale: true }
         }
         if (ranked.length === 0) return { metric, window, items: [], stale: false }
-        const ids = ranked.map((r) => r.videoId)
+        const ids = ranked.map((r) => r.itemId)
         const { rows } = await app.dbGuard.run(() =>
           sql<VideoRow>`
         SELECT ${columns} FROM videos
@@ -82,7 +82,7 @@ export function rankingRoutes(app: FastifyInstance): void {
         const byId = new Map(rows.map((row) => [String(row.id), row]))
         const items = []
         for (const r of ranked) {
-          const row = byId.get(r.videoId)
+          const row = byId.get(r.itemId)
           if (!row) continue
           items.push({ rank: items.length + 1, score: r.score, video: toVideo(row) })
           if (items.length === limit) break

@@ -65,7 +65,7 @@ export class CountsBatcher {
       }
       pending ??= this.pendingBatch()
       pending.ids.add(id)
-      if (viewer !== undefined) pending.flags.set(flagKey(id, viewer), { videoId: id, userId: viewer })
+      if (viewer !== undefined) pending.flags.set(flagKey(id, viewer), { itemId: id, userId: viewer })
     }
     if (pending) reads.add(pending.done)
     return [...reads]

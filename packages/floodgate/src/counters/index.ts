@@ -1,10 +1,5 @@
 export { CountersDatabaseError, RebuildAbortedError } from './errors.js'
-export {
-  LiveCounts,
-  type LiveCountsRead,
-  type LiveCountsStats,
-  type LiveVideoCounts,
-} from './live_counts.js'
+export { LiveCounts } from './live_counts.js'
 export {
   type CountsFallback,
   type FallbackCounts,
@@ -12,6 +7,7 @@ export {
   type LiveCountsOptions,
   liveCountsEntryBytes,
 } from './live_counts_options.js'
+export type { LiveCountsRead, LiveCountsStats, LiveItemCounts } from './live_counts_types.js'
 export {
   type CountsBatchRead,
   type CountsRead,
@@ -20,8 +16,8 @@ export {
   type CountsUnavailableReason,
   type FlagQuery,
   flagKey,
+  type ItemCounts,
   type RecoveryView,
-  type VideoCounts,
   type ViewerFlags,
 } from './read_counts.js'
 export type { RebuildMode, RebuildReport } from './rebuild.js'
@@ -33,4 +29,3 @@ export {
   type RecoveryEvent,
   type RecoveryState,
 } from './recovery.js'
-export type { InteractionTables } from './tables.js'

@@ -1,11 +1,10 @@
 import { LRUCache } from 'lru-cache'
-import { Singleflight } from '../cache/singleflight.js'
 import { canonicalId } from '../interactions/ids.js'
 import type { InteractionKeys } from '../interactions/keys.js'
 import type { ClientTracking } from '../tracking/index.js'
 import { CountsBatcher, type SentBatch } from './counts_batcher.js'
+import { FallbackCalls } from './live_counts_fallback.js'
 import {
-  type CountsFallback,
   type FallbackCounts,
   type LiveCountsOptions,
   liveCountsEntryBytes,
@@ -13,73 +12,13 @@ import {
   resolveLiveCountsOptions,
 } from './live_counts_options.js'
 import {
-  type CountsBatchRead,
-  type CountsUnavailableReason,
-  flagKey,
-  type VideoCounts,
-} from './read_counts.js'
-
-/** Counts of one video as {@link LiveCounts} serves them. */
-export interface LiveVideoCounts extends VideoCounts {
-  /** Where the counts came from: a Redis read, or the fallback while Redis could not answer. */
-  source: 'redis' | 'fallback'
-  /** When they were read (ms epoch: a Redis read's send time, a fallback's answer time). */
-  fetchedAtMs: number
-  /**
-   * True unless they come from a Redis read less than `maxAgeMs` old, or from a tracked read Redis
-   * has not invalidated since.
-   */
-  stale: boolean
-}
-
-/** The answer of {@link LiveCounts.read}: ids nobody could answer for are absent. */
-export interface LiveCountsRead {
-  counts: Map<string, LiveVideoCounts>
-  /** Set when this call's Redis read failed. */
-  unavailable?: CountsUnavailableReason
-}
-
-/** What {@link LiveCounts} did since it was made (each field counts ids unless it says calls). */
-export interface LiveCountsStats {
-  /** Ids answered in process, without a round trip. */
-  localHits: number
-  /** Redis reads sent (calls). */
-  redisBatches: number
-  /** Ids those reads asked for. */
-  redisIds: number
-  /** Redis reads that failed (calls). */
-  redisFailures: number
-  /** Fallback calls. */
-  fallbackLoads: number
-  /** Ids those calls asked for. */
-  fallbackIds: number
-  /** Ids served stale. */
-  staleServes: number
-  /** Of `localHits`, ids answered because Redis tracks them (no age bound). */
-  trackedHits: number
-  /** Ids whose entry an invalidation from Redis made outdated (read again on the next request). */
-  invalidations: number
-  /** Times every tracked entry was dropped at once (tracking lost, flush-all, epoch marker changed). */
-  trackingFlushes: number
-}
-
-interface Entry {
-  likes: number
-  favorites: number
-  plays: number
-  source: 'redis' | 'fallback'
-  fetchedAtMs: number
-  /** Last time Redis was asked for it (ms), answered or not: no new read before `maxAgeMs` after. */
-  checkedAtMs: number
-  /** The tracking generation it was read in, 0 when not tracked: valid while that generation lasts. */
-  trackedGen: number
-  /** Redis said it changed since it was read (kept only to be served stale while Redis is down). */
-  changed: boolean
-  /** The last Redis read of it failed (at `checkedAtMs`): Redis is not asked again for `maxAgeMs`. */
-  failed: boolean
-}
-
-const COUNT_FIELDS = new Set(['likes', 'favorites', 'plays'])
+  type LiveCountsEntry as Entry,
+  emptyLiveCountsStats,
+  type LiveCountsRead,
+  type LiveCountsStats,
+  type LiveItemCounts,
+} from './live_counts_types.js'
+import { type CountsBatchRead, type CountsUnavailableReason, flagKey } from './read_counts.js'
 
 /**
  * Live counts from an in-process layer in front of the Redis read (SPEC §4 "Reading counts"):
@@ -104,36 +43,22 @@ const COUNT_FIELDS = new Set(['likes', 'favorites', 'plays'])
  */
 export class LiveCounts {
   readonly options: ResolvedLiveCountsOptions
-  readonly stats: LiveCountsStats = {
-    localHits: 0,
-    redisBatches: 0,
-    redisIds: 0,
-    redisFailures: 0,
-    fallbackLoads: 0,
-    fallbackIds: 0,
-    staleServes: 0,
-    trackedHits: 0,
-    invalidations: 0,
-    trackingFlushes: 0,
-  }
+  readonly stats: LiveCountsStats = emptyLiveCountsStats()
   /** The server-assisted caching the counts are read through, when given. */
   readonly tracking: ClientTracking | undefined
   private readonly entries: LRUCache<string, Entry>
   private readonly batcher: CountsBatcher
-  private readonly fallback: CountsFallback
-  private readonly fallbackInFlight = new Map<string, Promise<Map<string, FallbackCounts> | undefined>>()
-  private readonly viewerFallbacks = new Singleflight<Map<string, FallbackCounts> | undefined>()
+  private readonly fallback: FallbackCalls
   /** Ids this process wrote while a Redis read of them was in flight: that read must not be stored. */
   private readonly writtenInFlight = new Set<string>()
   private readonly keys: InteractionKeys
-  private readonly ixPrefix: string
   private readonly epochKey: string
   private readonly stopListening: (() => void) | undefined
 
   /** @throws {InvalidArgumentError} for a bound out of range. */
   constructor(options: LiveCountsOptions) {
     this.options = resolveLiveCountsOptions(options)
-    this.fallback = options.fallback
+    this.fallback = new FallbackCalls(options.fallback, this.stats)
     this.entries = new LRUCache<string, Entry>({
       max: this.options.maxEntries,
       maxSize: this.options.maxBytes,
@@ -142,7 +67,6 @@ export class LiveCounts {
     this.tracking = options.tracking
     const keys = options.reader.keys
     this.keys = keys
-    this.ixPrefix = `${keys.space.prefix}:ix:`
     this.epochKey = keys.epoch()
     this.batcher = new CountsBatcher(
       options.reader,
@@ -172,10 +96,10 @@ export class LiveCounts {
    * Counts (and, with a viewer, its `liked` / `favorited`) of every id, keyed by canonical id.
    * @throws {InvalidArgumentError} for an id or viewer that is not a positive 64-bit integer.
    */
-  async read(videoIds: readonly string[], viewerUserId?: string): Promise<LiveCountsRead> {
-    const ids = [...new Set(videoIds.map((id) => canonicalId('videoIds', id)))]
+  async read(itemIds: readonly string[], viewerUserId?: string): Promise<LiveCountsRead> {
+    const ids = [...new Set(itemIds.map((id) => canonicalId('itemIds', id)))]
     const viewer = viewerUserId === undefined ? undefined : canonicalId('viewerUserId', viewerUserId)
-    const counts = new Map<string, LiveVideoCounts>()
+    const counts = new Map<string, LiveItemCounts>()
     const now = this.options.now()
     const missing: string[] = []
     const loading: string[] = []
@@ -185,7 +109,7 @@ export class LiveCounts {
         this.stats.localHits++
         if (entry.trackedGen !== 0) this.stats.trackedHits++
         counts.set(id, this.serve(entry, now))
-      } else if (viewer === undefined && this.fallbackInFlight.has(id)) {
+      } else if (viewer === undefined && this.fallback.loading(id)) {
         loading.push(id) // Redis just failed for it: wait for that fallback, do not ask Redis again
       } else missing.push(id)
     }
@@ -198,7 +122,7 @@ export class LiveCounts {
       const read = reads.find((r) => r.ok && r.counts.has(id))
       if (read?.ok) {
         const c = read.counts.get(id)!
-        const served: LiveVideoCounts = { ...c, source: 'redis', fetchedAtMs: now, stale: false }
+        const served: LiveItemCounts = { ...c, source: 'redis', fetchedAtMs: now, stale: false }
         if (viewer !== undefined) Object.assign(served, read.flags.get(flagKey(id, viewer)))
         counts.set(id, served)
         continue
@@ -216,8 +140,8 @@ export class LiveCounts {
    * replaces that field of the entry, so this process shows the write at once.
    * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
    */
-  noteWrite(videoId: string, field: 'likes' | 'favorites' | 'plays', count: number): void {
-    const id = canonicalId('videoId', videoId)
+  noteWrite(itemId: string, field: 'likes' | 'favorites' | 'plays', count: number): void {
+    const id = canonicalId('itemId', itemId)
     if (this.batcher.isInFlight(id)) this.writtenInFlight.add(id)
     const entry = this.entries.get(id)
     if (entry) entry[field] = count
@@ -242,7 +166,7 @@ export class LiveCounts {
     )
   }
 
-  /** The keys a read of `ids` depends on: the epoch marker and each video's three counters. */
+  /** The keys a read of `ids` depends on: the epoch marker and each item's three counters. */
   private keysOf(ids: Iterable<string>): string[] {
     const keys = this.keys
     const out = [this.epochKey]
@@ -262,10 +186,8 @@ export class LiveCounts {
         for (const entry of this.entries.values()) this.outdate(entry)
         continue
       }
-      if (!key.startsWith(this.ixPrefix)) continue
-      const idAt = key.lastIndexOf(':')
-      if (!COUNT_FIELDS.has(key.slice(key.lastIndexOf(':', idAt - 1) + 1, idAt))) continue
-      const entry = this.entries.peek(key.slice(idAt + 1))
+      const id = this.keys.countedItemOf(key)
+      const entry = id === undefined ? undefined : this.entries.peek(id)
       if (!entry) continue
       this.stats.invalidations++
       this.outdate(entry)
@@ -279,7 +201,7 @@ export class LiveCounts {
     entry.changed = true
   }
 
-  private serve(entry: Entry, now: number): LiveVideoCounts {
+  private serve(entry: Entry, now: number): LiveItemCounts {
     const stale =
       entry.source === 'fallback' ||
       entry.changed ||
@@ -348,7 +270,7 @@ export class LiveCounts {
   private async whenUnavailable(
     ids: readonly string[],
     viewer: string | undefined,
-    counts: Map<string, LiveVideoCounts>,
+    counts: Map<string, LiveItemCounts>,
   ): Promise<void> {
     const now = this.options.now()
     const load: string[] = []
@@ -358,8 +280,7 @@ export class LiveCounts {
       else load.push(id)
     }
     if (viewer !== undefined) {
-      const key = `${viewer}|${ids.join(',')}`
-      const found = await this.viewerFallbacks.run(key, () => this.callFallback(ids, viewer))
+      const found = await this.fallback.forViewer(ids, viewer)
       for (const id of ids) {
         const c = found?.get(id)
         if (!c) continue
@@ -372,40 +293,12 @@ export class LiveCounts {
       return
     }
     if (load.length === 0) return
-    const found = await this.sharedFallback(load)
+    const found = await this.fallback.shared(load, (id, c) => this.keepFallback(id, c))
     const at = this.options.now()
     for (const id of load) {
       const entry = this.entries.get(id)
       if (entry && found.has(id)) counts.set(id, this.serve(entry, at))
     }
-  }
-
-  /** One fallback call for the ids nobody is loading; joins the calls in flight for the others. */
-  private async sharedFallback(ids: readonly string[]): Promise<Set<string>> {
-    const idle = ids.filter((id) => !this.fallbackInFlight.has(id))
-    if (idle.length > 0) {
-      const call = this.callFallback(idle, undefined).then((found) => {
-        for (const [id, c] of found ?? []) this.keepFallback(id, c)
-        return found
-      })
-      for (const id of idle) this.fallbackInFlight.set(id, call)
-      void call.finally(() => {
-        for (const id of idle) if (this.fallbackInFlight.get(id) === call) this.fallbackInFlight.delete(id)
-      })
-    }
-    const calls = new Set(ids.map((id) => this.fallbackInFlight.get(id)!))
-    const found = new Set<string>()
-    for (const answer of await Promise.all(calls)) for (const id of answer?.keys() ?? []) found.add(id)
-    return found
-  }
-
-  private async callFallback(
-    ids: readonly string[],
-    viewer: string | undefined,
-  ): Promise<Map<string, FallbackCounts> | undefined> {
-    this.stats.fallbackLoads++
-    this.stats.fallbackIds += ids.length
-    return this.fallback(ids, viewer).catch(() => undefined)
   }
 
   private keepFallback(id: string, c: FallbackCounts): Entry {

@@ -2,7 +2,7 @@ import type { ClientTracking } from '../tracking/index.js'
 import { integerIn } from '../validation/index.js'
 import type { CountsReader } from './read_counts.js'
 
-/** Counts (and, for a viewer, that viewer's flags) a {@link CountsFallback} found for one video. */
+/** Counts (and, for a viewer, that viewer's flags) a {@link CountsFallback} found for one item. */
 export interface FallbackCounts {
   likes: number
   favorites: number
@@ -19,7 +19,7 @@ export interface FallbackCounts {
  * `undefined` (or a rejection) when it fails too.
  */
 export type CountsFallback = (
-  videoIds: readonly string[],
+  itemIds: readonly string[],
   viewerUserId: string | undefined,
 ) => Promise<Map<string, FallbackCounts> | undefined>
 
@@ -32,9 +32,9 @@ export interface LiveCountsOptions {
   /**
    * Freshness bound (ms): anonymous reads are answered in process from counts read at most this
    * long ago; older entries are read again from Redis (one batch). Also how long a fallback answer
-   * is kept, so the fallback is asked at most once per video per `maxAgeMs` per process.
+   * is kept, so the fallback is asked at most once per item per `maxAgeMs` per process.
    * @default 1_000 — a count a second old is live enough for a page view, and 1,000 concurrent
-   *   views of one video then cost one Redis read per second per process instead of 1,000.
+   *   views of one item then cost one Redis read per second per process instead of 1,000.
    */
   maxAgeMs?: number
   /**
@@ -44,7 +44,7 @@ export interface LiveCountsOptions {
    * @default 60_000
    */
   maxStaleMs?: number
-  /** Most videos kept in process. @default 100_000 */
+  /** Most items kept in process. @default 100_000 */
   maxEntries?: number
   /** Most bytes kept in process (each entry weighed by {@link liveCountsEntryBytes}). @default 16_777_216 (16 MiB) */
   maxBytes?: number
@@ -77,8 +77,8 @@ export type ResolvedLiveCountsOptions = Required<
  * id string. Measured (heapUsed over 200,000 entries): 165 B with 6-digit ids, 181 B with 18-digit
  * ids; this estimate is 164 B and 188 B.
  */
-export function liveCountsEntryBytes(videoId: string): number {
-  return 152 + 2 * videoId.length
+export function liveCountsEntryBytes(itemId: string): number {
+  return 152 + 2 * itemId.length
 }
 
 /**

@@ -12,14 +12,14 @@ import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
 import { integerIn } from '../validation/index.js'
 
-/** Counts of one video from Redis; the flags only when a viewer was given. */
-export interface VideoCounts {
+/** Counts of one item (e.g. a video) from Redis; the flags only when a viewer was given. */
+export interface ItemCounts {
   likes: number
   favorites: number
   plays: number
-  /** Whether the viewer likes the video (present only when a viewer id was passed). */
+  /** Whether the viewer likes the item (present only when a viewer id was passed). */
   liked?: boolean
-  /** Whether the viewer favourited the video (present only when a viewer id was passed). */
+  /** Whether the viewer favourited the item (present only when a viewer id was passed). */
   favorited?: boolean
 }
 
@@ -28,16 +28,16 @@ export type CountsUnavailableReason = 'redis-error' | 'timeout' | 'epoch-missing
 
 /** The answer of {@link CountsReader.readCounts}. */
 export type CountsRead =
-  | { ok: true; counts: Map<string, VideoCounts> }
+  | { ok: true; counts: Map<string, ItemCounts> }
   | { ok: false; reason: CountsUnavailableReason; error?: unknown }
 
-/** One viewer's flags on one video, asked in a {@link CountsReader.readBatch}. */
+/** One viewer's flags on one item, asked in a {@link CountsReader.readBatch}. */
 export interface FlagQuery {
-  videoId: string
+  itemId: string
   userId: string
 }
 
-/** Whether a viewer likes / favourited a video. */
+/** Whether a viewer likes / favourited an item. */
 export interface ViewerFlags {
   liked: boolean
   favorited: boolean
@@ -45,12 +45,12 @@ export interface ViewerFlags {
 
 /** The answer of {@link CountsReader.readBatch}; `flags` is keyed by {@link flagKey}. */
 export type CountsBatchRead =
-  | { ok: true; counts: Map<string, VideoCounts>; flags: Map<string, ViewerFlags> }
+  | { ok: true; counts: Map<string, ItemCounts>; flags: Map<string, ViewerFlags> }
   | { ok: false; reason: CountsUnavailableReason; error?: unknown }
 
-/** Key of one viewer's flags on one video in {@link CountsBatchRead} (canonical ids). */
-export function flagKey(videoId: string, userId: string): string {
-  return `${userId}:${videoId}`
+/** Key of one viewer's flags on one item in {@link CountsBatchRead} (canonical ids). */
+export function flagKey(itemId: string, userId: string): string {
+  return `${userId}:${itemId}`
 }
 
 /** What the reader asks the recovery side (a {@link CountsRecovery} fits). */
@@ -84,8 +84,8 @@ export interface CountsReaderOptions {
 }
 
 /**
- * The counts read path (README.md beside this file, "Reading counts"): for a page of videos, in ONE
- * pipelined round trip, `GET <prefix>:epoch` plus per video `SCARD likes`,
+ * The counts read path (README.md beside this file, "Reading counts"): for a page of items, in ONE
+ * pipelined round trip, `GET <prefix>:epoch` plus per item `SCARD likes`,
  * `SCARD favorites`, `GET plays` and, with a viewer, `SISMEMBER` on both sets.
  * Redis answers are served only while the epoch marker is present (Redis has
  * not lost its data since the last rebuild) and no rebuild is running;
@@ -110,12 +110,12 @@ export class CountsReader {
    * Counts (and the viewer's flags) for every id, keyed by canonical id. Never throws for Redis trouble.
    * @throws {InvalidArgumentError} for an id or viewer that is not a positive 64-bit integer.
    */
-  async readCounts(videoIds: readonly string[], viewerUserId?: string): Promise<CountsRead> {
-    const ids = videoIds.map((id) => canonicalId('videoIds', id))
+  async readCounts(itemIds: readonly string[], viewerUserId?: string): Promise<CountsRead> {
+    const ids = itemIds.map((id) => canonicalId('itemIds', id))
     const viewer = viewerUserId === undefined ? undefined : canonicalId('viewerUserId', viewerUserId)
     const read = await this.readBatch(
       ids,
-      viewer === undefined ? [] : ids.map((videoId) => ({ videoId, userId: viewer })),
+      viewer === undefined ? [] : ids.map((itemId) => ({ itemId, userId: viewer })),
     )
     if (!read.ok || viewer === undefined) return read
     for (const [id, counts] of read.counts) Object.assign(counts, read.flags.get(flagKey(id, viewer)))
@@ -123,20 +123,20 @@ export class CountsReader {
   }
 
   /**
-   * Counts of every id and the flags of any number of (video, viewer) pairs — several
+   * Counts of every id and the flags of any number of (item, viewer) pairs — several
    * callers' reads — in the same one round trip as {@link readCounts}. Never throws for
    * Redis trouble.
    * @param via the connection to read on (a tracked one, see `ClientTracking`). @default the reader's client
    * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
    */
   async readBatch(
-    videoIds: readonly string[],
+    itemIds: readonly string[],
     flagQueries: readonly FlagQuery[],
     via: RedisClient = this.options.redis,
   ): Promise<CountsBatchRead> {
-    const ids = videoIds.map((id) => canonicalId('videoIds', id))
+    const ids = itemIds.map((id) => canonicalId('itemIds', id))
     const pairs = flagQueries.map((q) => ({
-      videoId: canonicalId('videoIds', q.videoId),
+      itemId: canonicalId('itemIds', q.itemId),
       userId: canonicalId('viewerUserId', q.userId),
     }))
     const recovery = this.options.recovery
@@ -152,9 +152,9 @@ export class CountsReader {
       batch.add(favorites, (p) => p.scard(favorites))
       batch.add(plays, (p) => p.get(plays))
     }
-    for (const { videoId, userId } of pairs) {
-      const likes = this.keys.likes(videoId)
-      const favorites = this.keys.favorites(videoId)
+    for (const { itemId, userId } of pairs) {
+      const likes = this.keys.likes(itemId)
+      const favorites = this.keys.favorites(itemId)
       batch.add(likes, (p) => p.sismember(likes, userId))
       batch.add(favorites, (p) => p.sismember(favorites, userId))
     }
@@ -168,7 +168,7 @@ export class CountsReader {
       recovery?.notifyEpochMissing()
       return { ok: false, reason: 'epoch-missing' }
     }
-    const counts = new Map<string, VideoCounts>()
+    const counts = new Map<string, ItemCounts>()
     ids.forEach((id, i) => {
       const base = 1 + i * 3
       counts.set(id, {
@@ -178,9 +178,9 @@ export class CountsReader {
       })
     })
     const flags = new Map<string, ViewerFlags>()
-    pairs.forEach(({ videoId, userId }, i) => {
+    pairs.forEach(({ itemId, userId }, i) => {
       const base = 1 + ids.length * 3 + i * 2
-      flags.set(flagKey(videoId, userId), {
+      flags.set(flagKey(itemId, userId), {
         liked: replies[base] === 1,
         favorited: replies[base + 1] === 1,
       })

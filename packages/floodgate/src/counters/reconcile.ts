@@ -1,40 +1,40 @@
 import type { InteractionKeys } from '../interactions/keys.js'
+import type { QuotedTables } from '../interactions/tables.js'
 import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import { guardSql } from './errors.js'
-import type { QuotedTables } from './tables.js'
 
-/** Three counts of one video. */
+/** Three counts of one item. */
 export interface CountTriple {
   likes: number
   favorites: number
   plays: number
 }
 
-/** One video whose Redis counts differ from the DB detail rows. */
+/** One item whose Redis counts differ from the DB detail rows. */
 export interface Drift {
-  videoId: string
+  itemId: string
   /** SCARD of the sets and the play counter. */
   redis: CountTriple
   /** COUNT(*) of the detail rows (the truth). */
   db: CountTriple
 }
 
-/** One video whose denormalized count columns differ from its detail rows. */
+/** One item whose denormalized count columns differ from its detail rows. */
 export interface ColumnDrift {
-  videoId: string
+  itemId: string
   columns: CountTriple
   db: CountTriple
 }
 
 /** Report of {@link reconcileCounts}. */
 export interface ReconcileReport {
-  /** Videos compared. */
+  /** Items compared. */
   checked: number
   /** Redis vs detail rows. Unflushed events show up here too: run on a drained stream, or re-check. */
   drifted: Drift[]
-  /** `videos` count columns vs detail rows (should always be empty). */
+  /** The items' count columns vs detail rows (should always be empty). */
   columnDrift: ColumnDrift[]
 }
 
@@ -44,10 +44,10 @@ export interface ReconcileInput {
   sql: SqlExecutor
   keys: InteractionKeys
   tables: QuotedTables
-  /** Videos per keyset page (one SQL query and one Redis pipeline each). */
+  /** Items per keyset page (one SQL query and one Redis pipeline each). */
   chunkSize: number
-  /** Stop after this many videos (a sample of the lowest ids); all when absent. */
-  maxVideos?: number
+  /** Stop after this many items (a sample of the lowest ids); all when absent. */
+  maxItems?: number
   /** Report at most this many drifts of each kind. */
   maxReported: number
 }
@@ -63,27 +63,29 @@ interface Row {
 }
 
 /**
- * Compares, video by video (keyset pages over `videos`), the Redis counts
+ * Compares, item by item (keyset pages over the items table), the Redis counts
  * (SCARD of both sets, the play counter) with COUNT(*) of the detail rows,
- * and the `videos` count columns with the same COUNT(*).
+ * and the items' count columns with the same COUNT(*).
  * Read-only on both sides.
  * @throws {CountersDatabaseError} when a query fails. @throws {StoreUnavailableError} when Redis fails.
  */
 export async function reconcileCounts(input: ReconcileInput): Promise<ReconcileReport> {
   const { tables } = input
-  const text = `SELECT v.id::text AS id, v.like_count::text AS like_count, v.favorite_count::text AS favorite_count,
-      v.play_count::text AS play_count,
-      (SELECT count(*) FROM ${tables.likes} l WHERE l.video_id = v.id)::text AS like_rows,
-      (SELECT count(*) FROM ${tables.favorites} f WHERE f.video_id = v.id)::text AS favorite_rows,
-      (SELECT count(*) FROM ${tables.plays} p WHERE p.video_id = v.id)::text AS play_rows
-    FROM ${tables.videos} v WHERE v.id > $1::bigint ORDER BY v.id LIMIT $2`
+  const c = tables.itemIdColumn
+  const { table, id, likeCount, favoriteCount, playCount } = tables.items
+  const text = `SELECT v.${id}::text AS id, v.${likeCount}::text AS like_count,
+      v.${favoriteCount}::text AS favorite_count, v.${playCount}::text AS play_count,
+      (SELECT count(*) FROM ${tables.likes} l WHERE l.${c} = v.${id})::text AS like_rows,
+      (SELECT count(*) FROM ${tables.favorites} f WHERE f.${c} = v.${id})::text AS favorite_rows,
+      (SELECT count(*) FROM ${tables.plays} p WHERE p.${c} = v.${id})::text AS play_rows
+    FROM ${table} v WHERE v.${id} > $1::bigint ORDER BY v.${id} LIMIT $2`
   const report: ReconcileReport = { checked: 0, drifted: [], columnDrift: [] }
   let after = '0'
   for (;;) {
     const room =
-      input.maxVideos === undefined
+      input.maxItems === undefined
         ? input.chunkSize
-        : Math.min(input.chunkSize, input.maxVideos - report.checked)
+        : Math.min(input.chunkSize, input.maxItems - report.checked)
     if (room <= 0) return report
     const { rows } = await guardSql('reconcile read', () => input.sql.query<Row>(text, [after, room]))
     if (rows.length === 0) return report
@@ -114,9 +116,9 @@ export async function reconcileCounts(input: ReconcileInput): Promise<ReconcileR
         plays: Number(row.play_count),
       }
       if (!same(redis, db) && report.drifted.length < input.maxReported)
-        report.drifted.push({ videoId: row.id, redis, db })
+        report.drifted.push({ itemId: row.id, redis, db })
       if (!same(columns, db) && report.columnDrift.length < input.maxReported)
-        report.columnDrift.push({ videoId: row.id, columns, db })
+        report.columnDrift.push({ itemId: row.id, columns, db })
     })
     report.checked += rows.length
     after = rows[rows.length - 1]!.id

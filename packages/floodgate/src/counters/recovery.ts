@@ -3,17 +3,22 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { interactionDefaults } from '../interactions/options.js'
+import {
+  type InteractionTablesOptions,
+  type QuotedTables,
+  quoteTables,
+  resolveTables,
+} from '../interactions/tables.js'
 import { type Lease, Mutex } from '../lock/index.js'
 import { type Logger, logError } from '../observability/index.js'
 import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import { integerIn } from '../validation/index.js'
 import { RebuildAbortedError } from './errors.js'
-import { type RebuildMode, type RebuildReport, rebuildFromDatabase, restoreOneVideo } from './rebuild.js'
+import { type RebuildMode, type RebuildReport, rebuildFromDatabase, restoreOneItem } from './rebuild.js'
 import { type ReconcileReport, reconcileCounts } from './reconcile.js'
 import { rebuildLockKey } from './recovery_keys.js'
 import { commitEpochReply, commitEpochScript } from './scripts.js'
-import { type InteractionTables, type QuotedTables, quoteTables } from './tables.js'
 
 /** `unknown` before the first check; `ready` while Redis counts may be served; `rebuilding` while they may not. */
 export type RecoveryState = 'unknown' | 'ready' | 'rebuilding'
@@ -37,8 +42,8 @@ export interface CountsRecoveryOptions {
   partitions?: number
   /** Entries kept per partition in the all-time ranking ZSETs; must match the write path. @default 1000 */
   topK?: number
-  /** Table names. @default videos, video_likes, video_favorites, video_plays */
-  tables?: InteractionTables
+  /** Tables and columns, as given to the flush. @default {@link defaultInteractionTables} */
+  tables?: InteractionTablesOptions
   /** How often the epoch marker is checked (ms). @default 5000 */
   checkIntervalMs?: number
   /** Rows per keyset page of the rebuild. @default 2000 */
@@ -91,7 +96,7 @@ export class CountsRecovery {
   /** @throws {InvalidArgumentError} for a bad option. */
   constructor(private readonly options: CountsRecoveryOptions) {
     this.keys = new InteractionKeys(options.prefix, options.partitions ?? interactionDefaults.partitions)
-    this.tables = quoteTables(options.tables)
+    this.tables = quoteTables(resolveTables(options.tables))
     this.topK = integerIn('topK', options.topK ?? interactionDefaults.topK, 1, 100_000)
     this.checkIntervalMs = integerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
     this.chunkSize = integerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
@@ -252,14 +257,14 @@ export class CountsRecovery {
   }
 
   /**
-   * Restores one video from the DB (merge: sets gain the DB members, the play
+   * Restores one item from the DB (merge: sets gain the DB members, the play
    * counter becomes max(counter, DB)). Call it before a toggle while `serving()`
    * is false: otherwise an unlike of a like the rebuild has not restored yet
    * finds no member, changes nothing and emits no event, and the like would come back.
    * Idempotent. @throws {CountersDatabaseError} / {StoreUnavailableError}.
    */
-  restoreVideo(videoId: string): Promise<{ likes: number; favorites: number; plays: number }> {
-    return restoreOneVideo(
+  restoreItem(itemId: string): Promise<{ likes: number; favorites: number; plays: number }> {
+    return restoreOneItem(
       {
         redis: this.options.redis,
         sql: this.options.sql,
@@ -267,20 +272,20 @@ export class CountsRecovery {
         tables: this.tables,
         topK: this.topK,
       },
-      canonicalId('videoId', videoId),
+      canonicalId('itemId', itemId),
     )
   }
 
   /**
    * Reports drift between Redis and the DB detail rows, and between the DB
    * count columns and the detail rows (read-only).
-   * @param options.chunkSize videos per page. @default the rebuild's `chunkSize`
-   * @param options.maxVideos stop after this many videos (lowest ids first). @default all
+   * @param options.chunkSize items per page. @default the rebuild's `chunkSize`
+   * @param options.maxItems stop after this many items (lowest ids first). @default all
    * @param options.maxReported drifts reported per kind. @default 100
    * @throws {CountersDatabaseError} when a query fails. @throws {StoreUnavailableError} when Redis fails.
    */
   reconcile(
-    options: { chunkSize?: number; maxVideos?: number; maxReported?: number } = {},
+    options: { chunkSize?: number; maxItems?: number; maxReported?: number } = {},
   ): Promise<ReconcileReport> {
     return reconcileCounts({
       redis: this.options.redis,
@@ -288,7 +293,7 @@ export class CountsRecovery {
       keys: this.keys,
       tables: this.tables,
       chunkSize: integerIn('chunkSize', options.chunkSize ?? this.chunkSize, 1, 100_000),
-      maxVideos: options.maxVideos,
+      maxItems: options.maxItems,
       maxReported: integerIn('maxReported', options.maxReported ?? 100, 0, 1_000_000),
     })
   }

@@ -2,7 +2,7 @@ import type { InteractionKeys } from '../interactions/keys.js'
 
 /**
  * Restore markers of a partition: `<prefix>:ix:{ix:<p>}:restored`, a HASH with a
- * field `<kind>:<videoId>` per video restored since the loss (see restore-members-3.lua).
+ * field `<kind>:<itemId>` per item restored since the loss (see restore-members-3.lua).
  */
 export function restoredKey(keys: InteractionKeys, partition: number): string {
   return keys.space.tagged('ix', `ix:${partition}`, 'restored')

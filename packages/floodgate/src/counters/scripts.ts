@@ -2,9 +2,9 @@ import { ScriptContractError } from '../errors/index.js'
 import { replyCodes } from '../redis/lua_reply.js'
 import { LuaScript } from '../redis/lua_script.js'
 
-/** Put a video's members back from PostgreSQL, once per recovery (`lua/restore-members-3.lua`). */
+/** Put an item's members back from PostgreSQL, once per recovery (`lua/restore-members-3.lua`). */
 export const restoreMembersScript = new LuaScript(new URL('./lua/restore-members-3.lua', import.meta.url))
-/** Put a video's play count back from PostgreSQL (`lua/restore-plays-2.lua`). */
+/** Put an item's play count back from PostgreSQL (`lua/restore-plays-2.lua`). */
 export const restorePlaysScript = new LuaScript(new URL('./lua/restore-plays-2.lua', import.meta.url))
 /** End a rebuild: set the epoch marker if the rebuild lock is still ours (`lua/commit-epoch-2.lua`). */
 export const commitEpochScript = new LuaScript(new URL('./lua/commit-epoch-2.lua', import.meta.url))

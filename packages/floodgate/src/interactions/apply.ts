@@ -1,6 +1,6 @@
 import type { SqlDatabase, SqlExecutor } from '../sql/executor.js'
 import type { InteractionEvent, MembershipEvent, PlayEvent } from './events.js'
-import { type FlushTables, type QuotedFlushTables, quoteFlushTables } from './tables.js'
+import { type InteractionTablesOptions, type QuotedTables, quoteTables, resolveTables } from './tables.js'
 
 /** What one batch changed in PostgreSQL (rows actually inserted or deleted). */
 export interface ApplyResult {
@@ -16,7 +16,7 @@ export interface ApplyResult {
 const KIND = { like: 1, favorite: 2 } as const
 
 /**
- * Nets a batch: per (kind, video, user) only the event with the greatest stream id survives
+ * Nets a batch: per (kind, item, user) only the event with the greatest stream id survives
  * (events carry absolute state, so the newest one is the net effect); plays are deduplicated by
  * event id. One SQL statement may then touch each key once ("ON CONFLICT DO UPDATE command cannot
  * affect row a second time" cannot happen).
@@ -32,7 +32,7 @@ export function netEvents(events: readonly InteractionEvent[]): {
       plays.set(e.eventId, e)
       continue
     }
-    const key = `${e.kind}:${e.videoId}:${e.userId}`
+    const key = `${e.kind}:${e.itemId}:${e.userId}`
     const seen = memberships.get(key)
     if (!seen || newer(e, seen)) memberships.set(key, e)
   }
@@ -51,23 +51,23 @@ function newer(a: MembershipEvent, b: MembershipEvent): boolean {
  *    the stored one — a late (claimed) event older than what was applied changes nothing;
  * 2. for the keys whose watermark advanced, insert or delete the detail row to match the
  *    absolute state (`ON CONFLICT DO NOTHING`, `DELETE … USING`), with `RETURNING`;
- * 3. change `videos` count columns by the rows actually inserted minus deleted;
+ * 3. change the items' count columns by the rows actually inserted minus deleted;
  * 4. insert play log rows keyed by event id (`ON CONFLICT DO NOTHING RETURNING`) and add the
  *    inserted rows to `play_count`.
- * Events for videos missing from `videos` are skipped (their counts cannot exist).
+ * Events for items missing from the items table are skipped (their counts cannot exist).
  * Set-based: arrays passed through `unnest`, at most four statements per batch whatever its size
- * (the first locks the batch's `videos` rows in id order, so concurrent consumers cannot deadlock).
+ * (the first locks the batch's item rows in id order, so concurrent consumers cannot deadlock).
  */
 export class InteractionApplier {
-  private readonly lockVideosSql: string
+  private readonly lockItemsSql: string
   private readonly watermarkSql: string
   private readonly detailSql: string
   private readonly playSql: string
 
-  /** @throws {InvalidArgumentError} on an invalid table name. */
-  constructor(tables: Partial<FlushTables> = {}) {
-    const t = quoteFlushTables(tables)
-    this.lockVideosSql = lockVideosStatement(t)
+  /** @throws {InvalidArgumentError} on an invalid table or column name. */
+  constructor(tables: InteractionTablesOptions = {}) {
+    const t = quoteTables(resolveTables(tables))
+    this.lockItemsSql = lockItemsStatement(t)
     this.watermarkSql = watermarkStatement(t)
     this.detailSql = detailStatement(t)
     this.playSql = playStatement(t)
@@ -94,22 +94,20 @@ export class InteractionApplier {
       advanced: 0,
     }
     if (memberships.length === 0 && plays.length === 0) return result
-    // Lock order: every batch first locks the `videos` rows it will touch, in id order. Two
-    // consumers applying batches at once then meet on their first common video and queue there,
-    // instead of each holding a row the other needs (watermark, detail and count updates all key
-    // on the video, so nothing else can interleave). Without it PostgreSQL saw deadlocks between
-    // two flush processes (retried, but an error each time).
-    const videoIds = [
-      ...new Set([...memberships.map((e) => e.videoId), ...plays.map((e) => e.videoId)]),
-    ].sort(compareIds)
-    await tx.query(this.lockVideosSql, [videoIds])
+    // Lock order: every batch first locks the item rows it will touch, in id order, so two
+    // consumers meet on their first common item and queue there instead of deadlocking
+    // (watermark, detail and count updates all key on the item).
+    const itemIds = [...new Set([...memberships.map((e) => e.itemId), ...plays.map((e) => e.itemId)])].sort(
+      compareIds,
+    )
+    await tx.query(this.lockItemsSql, [itemIds])
     if (memberships.length > 0) {
       const sorted = [...memberships].sort(byKey)
-      const advanced = await tx.query<{ kind: number; video_id: string; user_id: string; active: boolean }>(
+      const advanced = await tx.query<{ kind: number; item_id: string; user_id: string; active: boolean }>(
         this.watermarkSql,
         [
           sorted.map((e) => KIND[e.kind]),
-          sorted.map((e) => e.videoId),
+          sorted.map((e) => e.itemId),
           sorted.map((e) => e.userId),
           sorted.map((e) => e.ms),
           sorted.map((e) => e.seq),
@@ -118,14 +116,14 @@ export class InteractionApplier {
       )
       result.advanced = advanced.rows.length
       if (advanced.rows.length > 0) {
-        const atMs = new Map(sorted.map((e) => [`${KIND[e.kind]}:${e.videoId}:${e.userId}`, e.atMs]))
+        const atMs = new Map(sorted.map((e) => [`${KIND[e.kind]}:${e.itemId}:${e.userId}`, e.atMs]))
         const a = advanced.rows
         const { rows } = await tx.query<Record<string, string | number>>(this.detailSql, [
           a.map((r) => r.kind),
-          a.map((r) => r.video_id),
+          a.map((r) => r.item_id),
           a.map((r) => r.user_id),
           a.map((r) => r.active),
-          a.map((r) => atMs.get(`${r.kind}:${r.video_id}:${r.user_id}`)),
+          a.map((r) => atMs.get(`${r.kind}:${r.item_id}:${r.user_id}`)),
         ])
         const row = rows[0] ?? {}
         result.likesAdded = Number(row.likes_added ?? 0)
@@ -135,10 +133,10 @@ export class InteractionApplier {
       }
     }
     if (plays.length > 0) {
-      const sorted = [...plays].sort((a, b) => compareIds(a.videoId, b.videoId))
+      const sorted = [...plays].sort((a, b) => compareIds(a.itemId, b.itemId))
       const { rows } = await tx.query<Record<string, string | number>>(this.playSql, [
         sorted.map((e) => e.eventId),
-        sorted.map((e) => e.videoId),
+        sorted.map((e) => e.itemId),
         sorted.map((e) => e.viewer),
         sorted.map((e) => e.atMs),
       ])
@@ -149,33 +147,36 @@ export class InteractionApplier {
 }
 
 function byKey(a: MembershipEvent, b: MembershipEvent): number {
-  return KIND[a.kind] - KIND[b.kind] || compareIds(a.videoId, b.videoId) || compareIds(a.userId, b.userId)
+  return KIND[a.kind] - KIND[b.kind] || compareIds(a.itemId, b.itemId) || compareIds(a.userId, b.userId)
 }
 
 function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
 }
 
-/** Statement 0: row-lock the batch's videos in id order (`FOR NO KEY UPDATE`: foreign-key checks of concurrent inserts still pass). */
-function lockVideosStatement(t: QuotedFlushTables): string {
-  return `SELECT v.id FROM ${t.videos} v WHERE v.id = ANY($1::bigint[]) ORDER BY v.id FOR NO KEY UPDATE`
+/** Statement 0: row-lock the batch's items in id order (`FOR NO KEY UPDATE`: foreign-key checks of concurrent inserts still pass). */
+function lockItemsStatement(t: QuotedTables): string {
+  const { table, id } = t.items
+  return `SELECT v.${id} FROM ${table} v WHERE v.${id} = ANY($1::bigint[]) ORDER BY v.${id} FOR NO KEY UPDATE`
 }
 
 /**
  * Statement 1: advance the watermarks. It row-locks every key it advances until commit, so a
- * concurrent batch touching the same (kind, video, user) waits here for the other to commit.
+ * concurrent batch touching the same (kind, item, user) waits here for the other to commit.
  */
-function watermarkStatement(t: QuotedFlushTables): string {
-  return `INSERT INTO ${t.watermarks} AS w (kind, video_id, user_id, last_ms, last_seq, active)
-SELECT e.kind, e.video_id, e.user_id, e.last_ms, e.last_seq, e.active
+function watermarkStatement(t: QuotedTables): string {
+  const c = t.itemIdColumn
+  const { table, id } = t.items
+  return `INSERT INTO ${t.watermarks} AS w (kind, ${c}, user_id, last_ms, last_seq, active)
+SELECT e.kind, e.item_id, e.user_id, e.last_ms, e.last_seq, e.active
 FROM unnest($1::smallint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[])
-  AS e(kind, video_id, user_id, last_ms, last_seq, active)
-WHERE EXISTS (SELECT 1 FROM ${t.videos} v WHERE v.id = e.video_id)
-ORDER BY e.kind, e.video_id, e.user_id
-ON CONFLICT (kind, video_id, user_id) DO UPDATE
+  AS e(kind, item_id, user_id, last_ms, last_seq, active)
+WHERE EXISTS (SELECT 1 FROM ${table} v WHERE v.${id} = e.item_id)
+ORDER BY e.kind, e.item_id, e.user_id
+ON CONFLICT (kind, ${c}, user_id) DO UPDATE
   SET last_ms = excluded.last_ms, last_seq = excluded.last_seq, active = excluded.active
   WHERE (excluded.last_ms, excluded.last_seq) > (w.last_ms, w.last_seq)
-RETURNING w.kind, w.video_id::text AS video_id, w.user_id::text AS user_id, w.active`
+RETURNING w.kind, w.${c}::text AS item_id, w.user_id::text AS user_id, w.active`
 }
 
 /**
@@ -185,55 +186,59 @@ RETURNING w.kind, w.video_id::text AS video_id, w.user_id::text AS user_id, w.ac
  * rows a concurrent batch committed for the same keys (a sibling CTE of statement 1 would use the
  * older snapshot, and its DELETE would miss a row inserted meanwhile).
  */
-function detailStatement(t: QuotedFlushTables): string {
-  return `WITH adv(kind, video_id, user_id, active, at_ms) AS (
+function detailStatement(t: QuotedTables): string {
+  const c = t.itemIdColumn
+  const { table, id, likeCount, favoriteCount } = t.items
+  return `WITH adv(kind, item_id, user_id, active, at_ms) AS (
   SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[])
 ), ins_l AS (
-  INSERT INTO ${t.likes} (video_id, user_id, created_at)
-  SELECT video_id, user_id, to_timestamp(at_ms / 1000.0) FROM adv WHERE kind = 1 AND active
-  ON CONFLICT DO NOTHING RETURNING video_id
+  INSERT INTO ${t.likes} (${c}, user_id, created_at)
+  SELECT item_id, user_id, to_timestamp(at_ms / 1000.0) FROM adv WHERE kind = 1 AND active
+  ON CONFLICT DO NOTHING RETURNING ${c} AS item_id
 ), del_l AS (
   DELETE FROM ${t.likes} d USING adv
-  WHERE adv.kind = 1 AND NOT adv.active AND d.video_id = adv.video_id AND d.user_id = adv.user_id
-  RETURNING d.video_id
+  WHERE adv.kind = 1 AND NOT adv.active AND d.${c} = adv.item_id AND d.user_id = adv.user_id
+  RETURNING d.${c} AS item_id
 ), ins_f AS (
-  INSERT INTO ${t.favorites} (video_id, user_id, created_at)
-  SELECT video_id, user_id, to_timestamp(at_ms / 1000.0) FROM adv WHERE kind = 2 AND active
-  ON CONFLICT DO NOTHING RETURNING video_id
+  INSERT INTO ${t.favorites} (${c}, user_id, created_at)
+  SELECT item_id, user_id, to_timestamp(at_ms / 1000.0) FROM adv WHERE kind = 2 AND active
+  ON CONFLICT DO NOTHING RETURNING ${c} AS item_id
 ), del_f AS (
   DELETE FROM ${t.favorites} d USING adv
-  WHERE adv.kind = 2 AND NOT adv.active AND d.video_id = adv.video_id AND d.user_id = adv.user_id
-  RETURNING d.video_id
+  WHERE adv.kind = 2 AND NOT adv.active AND d.${c} = adv.item_id AND d.user_id = adv.user_id
+  RETURNING d.${c} AS item_id
 ), delta AS (
-  SELECT video_id, sum(l)::bigint AS l, sum(f)::bigint AS f FROM (
-    SELECT video_id, 1 AS l, 0 AS f FROM ins_l
-    UNION ALL SELECT video_id, -1, 0 FROM del_l
-    UNION ALL SELECT video_id, 0, 1 FROM ins_f
-    UNION ALL SELECT video_id, 0, -1 FROM del_f
-  ) changes GROUP BY video_id
+  SELECT item_id, sum(l)::bigint AS l, sum(f)::bigint AS f FROM (
+    SELECT item_id, 1 AS l, 0 AS f FROM ins_l
+    UNION ALL SELECT item_id, -1, 0 FROM del_l
+    UNION ALL SELECT item_id, 0, 1 FROM ins_f
+    UNION ALL SELECT item_id, 0, -1 FROM del_f
+  ) changes GROUP BY item_id
 ), upd AS (
-  UPDATE ${t.videos} v SET like_count = v.like_count + delta.l, favorite_count = v.favorite_count + delta.f
-  FROM delta WHERE v.id = delta.video_id AND (delta.l <> 0 OR delta.f <> 0)
-  RETURNING v.id
+  UPDATE ${table} v SET ${likeCount} = v.${likeCount} + delta.l, ${favoriteCount} = v.${favoriteCount} + delta.f
+  FROM delta WHERE v.${id} = delta.item_id AND (delta.l <> 0 OR delta.f <> 0)
+  RETURNING v.${id}
 )
 SELECT (SELECT count(*) FROM ins_l) AS likes_added, (SELECT count(*) FROM del_l) AS likes_removed,
   (SELECT count(*) FROM ins_f) AS favorites_added, (SELECT count(*) FROM del_f) AS favorites_removed,
-  (SELECT count(*) FROM upd) AS videos_updated`
+  (SELECT count(*) FROM upd) AS items_updated`
 }
 
-function playStatement(t: QuotedFlushTables): string {
+function playStatement(t: QuotedTables): string {
+  const c = t.itemIdColumn
+  const { table, id, playCount } = t.items
   return `WITH ins AS (
-  INSERT INTO ${t.plays} (event_id, video_id, viewer, played_at)
-  SELECT e.event_id, e.video_id, e.viewer, to_timestamp(e.at_ms / 1000.0)
-  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS e(event_id, video_id, viewer, at_ms)
-  WHERE EXISTS (SELECT 1 FROM ${t.videos} v WHERE v.id = e.video_id)
+  INSERT INTO ${t.plays} (event_id, ${c}, viewer, played_at)
+  SELECT e.event_id, e.item_id, e.viewer, to_timestamp(e.at_ms / 1000.0)
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[]) AS e(event_id, item_id, viewer, at_ms)
+  WHERE EXISTS (SELECT 1 FROM ${table} v WHERE v.${id} = e.item_id)
   ON CONFLICT (event_id) DO NOTHING
-  RETURNING video_id
+  RETURNING ${c} AS item_id
 ), delta AS (
-  SELECT video_id, count(*) AS n FROM ins GROUP BY video_id
+  SELECT item_id, count(*) AS n FROM ins GROUP BY item_id
 ), upd AS (
-  UPDATE ${t.videos} v SET play_count = v.play_count + delta.n FROM delta WHERE v.id = delta.video_id
-  RETURNING v.id
+  UPDATE ${table} v SET ${playCount} = v.${playCount} + delta.n FROM delta WHERE v.${id} = delta.item_id
+  RETURNING v.${id}
 )
-SELECT (SELECT count(*) FROM ins) AS plays_added, (SELECT count(*) FROM upd) AS videos_updated`
+SELECT (SELECT count(*) FROM ins) AS plays_added, (SELECT count(*) FROM upd) AS items_updated`
 }

@@ -7,7 +7,8 @@ import { isPlayViewer } from './viewer.js'
 /** A like or favourite event: the absolute state after the change, ordered by its stream id. */
 export interface MembershipEvent {
   kind: 'like' | 'favorite'
-  videoId: string
+  /** The counted item (wire field `v`). */
+  itemId: string
   userId: string
   active: boolean
   /** Stream id parts (ms, seq) as decimal strings, for the watermark. */
@@ -17,11 +18,11 @@ export interface MembershipEvent {
   atMs: string
 }
 
-/** A counted play; `eventId` (`<videoId>:<streamId>`) keys the play log row. */
+/** A counted play; `eventId` (`<itemId>:<streamId>`) keys the play log row. */
 export interface PlayEvent {
   kind: 'play'
   eventId: string
-  videoId: string
+  itemId: string
   viewer: string
   atMs: string
 }
@@ -29,14 +30,16 @@ export interface PlayEvent {
 export type InteractionEvent = MembershipEvent | PlayEvent
 
 /**
- * Reads one stream entry written by the toggle or play script.
+ * Reads one stream entry written by the toggle or play script. Wire fields: `k` kind, `v` item
+ * id, `u` user id / `w` viewer, `s` state (1/0), `t` Redis time (ms). The names are those of
+ * earlier versions, so entries already in a stream and consumers not yet upgraded read alike.
  * @throws {InvalidEventError} when a field is missing or malformed.
  */
 export function parseInteractionEvent(entry: StreamEntry): InteractionEvent {
   const f = entry.fields
   const id = parseStreamId(entry.id)
   if (!id) throw new InvalidEventError(entry.id, 'malformed stream id')
-  const videoId = field(entry, 'v', (v) => canonicalId('v', v))
+  const itemId = field(entry, 'v', (v) => canonicalId('v', v))
   const atMs = field(entry, 't', (t) => {
     if (!/^\d{1,15}$/.test(t)) throw new Error('not a time in ms')
     return t
@@ -46,7 +49,7 @@ export function parseInteractionEvent(entry: StreamEntry): InteractionEvent {
     if (f.s !== '0' && f.s !== '1') throw new InvalidEventError(entry.id, `s must be 0 or 1, got ${f.s}`)
     return {
       kind: f.k,
-      videoId,
+      itemId,
       userId,
       active: f.s === '1',
       ms: id.ms.toString(),
@@ -59,7 +62,7 @@ export function parseInteractionEvent(entry: StreamEntry): InteractionEvent {
       if (!isPlayViewer(w)) throw new Error('not a viewer')
       return w
     })
-    return { kind: 'play', eventId: `${videoId}:${entry.id}`, videoId, viewer, atMs }
+    return { kind: 'play', eventId: `${itemId}:${entry.id}`, itemId, viewer, atMs }
   }
   throw new InvalidEventError(entry.id, `unknown kind ${JSON.stringify(f.k)}`)
 }

@@ -7,7 +7,7 @@ import { InteractionApplier } from './apply.js'
 import { isPoisonError } from './errors.js'
 import { type InteractionEvent, parseInteractionEvent } from './events.js'
 import { InteractionKeys } from './keys.js'
-import type { FlushTables } from './tables.js'
+import type { InteractionTablesOptions } from './tables.js'
 
 /** Options of {@link createInteractionFlush}: the consumer's options plus where the events live. */
 export interface InteractionFlushOptions
@@ -18,15 +18,15 @@ export interface InteractionFlushOptions
   partitions?: number
   /** Consumer group name. @default 'flush' */
   group?: string
-  /** Table names. @default {@link defaultFlushTables} */
-  tables?: Partial<FlushTables>
+  /** Tables and columns, as given to {@link interactionLayout}. @default {@link defaultInteractionTables} */
+  tables?: InteractionTablesOptions
   /** Prometheus name prefix. @default 'floodgate_interactions_flush_' */
   metricPrefix?: string
   /**
    * Share the partitions among the group's live consumers (heartbeats in
    * {@link InteractionKeys.flushMembers}; see `StreamConsumerOptions.membersKey`): a partition's
-   * videos are then applied by one consumer at a time, so instances do not queue on the same
-   * `videos` rows. `false`: every consumer reads every partition.
+   * items are then applied by one consumer at a time, so instances do not queue on the same
+   * item rows. `false`: every consumer reads every partition.
    * @default true
    */
   assignPartitions?: boolean

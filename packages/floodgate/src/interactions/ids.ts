@@ -1,9 +1,9 @@
 import { InvalidArgumentError } from '../errors/index.js'
 
-/** Largest PostgreSQL `bigint`, the type of video and user ids. */
+/** Largest PostgreSQL `bigint`, the type of item and user ids. */
 const BIGINT_MAX = 9223372036854775807n
 
-/** A video or user id: a positive integer up to PostgreSQL's `bigint` maximum. */
+/** An item (the counted entity, e.g. a video) or user id: a positive integer up to PostgreSQL's `bigint` maximum. */
 export type EntityId = string | number | bigint
 
 /**
@@ -27,10 +27,10 @@ export function canonicalId(field: string, id: EntityId): string {
 }
 
 /**
- * The ranking member for a video: its id zero-padded to 20 digits, so ZSET
+ * The ranking member for an item: its id zero-padded to 20 digits, so ZSET
  * members with equal scores sort numerically by id (a newer, larger id ranks
  * first under ZREVRANGE) instead of by string ("9" above "10").
  */
-export function rankMember(videoId: string): string {
-  return videoId.padStart(20, '0')
+export function rankMember(itemId: string): string {
+  return itemId.padStart(20, '0')
 }

@@ -17,5 +17,10 @@ export { type InteractionLayout, type InteractionLayoutOptions, interactionLayou
 export { type InteractionOptions, interactionDefaults, type WaitForReplicas } from './options.js'
 export { checkReplicas, type ReplicaReport } from './replica_check.js'
 export { interactionSchemaSql } from './schema.js'
-export { defaultFlushTables, type FlushTables } from './tables.js'
+export {
+  defaultInteractionTables,
+  type InteractionTables,
+  type InteractionTablesOptions,
+  type ItemTable,
+} from './tables.js'
 export { isPlayViewer, playViewer } from './viewer.js'

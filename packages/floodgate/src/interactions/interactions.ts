@@ -29,7 +29,7 @@ export interface ToggleResult {
 export interface PlayResult {
   /** True when this play counted; false for a repeat by the same viewer inside the dedupe window. */
   counted: boolean
-  /** The video's play counter after the call. */
+  /** The item's play counter after the call. */
   count: number
   /** Stream id of the appended event, `undefined` when not counted. */
   eventId: string | undefined
@@ -41,7 +41,8 @@ export interface PlayResult {
  * event to the partition's stream, only when something changed. A
  * {@link InteractionFlush} consumer applies the events to PostgreSQL.
  *
- * The caller checks that the video exists and is visible before calling.
+ * Generic over the counted item (a item in item-api): ids are positive 64-bit integers. The
+ * caller checks that the item exists and is visible before calling.
  * Redis must run with `maxmemory-policy noeviction` (see {@link checkEvictionPolicy}).
  */
 export class Interactions {
@@ -93,47 +94,47 @@ export class Interactions {
   }
 
   /**
-   * Sets whether `userId` likes `videoId` (PUT: true, DELETE: false). Idempotent.
+   * Sets whether `userId` likes `itemId` (PUT: true, DELETE: false). Idempotent.
    * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
    * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time.
    */
-  setLiked(videoId: EntityId, userId: EntityId, liked: boolean): Promise<ToggleResult> {
-    return this.toggle('like', videoId, userId, liked)
+  setLiked(itemId: EntityId, userId: EntityId, liked: boolean): Promise<ToggleResult> {
+    return this.toggle('like', itemId, userId, liked)
   }
 
   /**
-   * Sets whether `userId` has favourited `videoId`. Idempotent. Favourites have no ranking.
+   * Sets whether `userId` has favourited `itemId`. Idempotent. Favourites have no ranking.
    * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
    * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time.
    */
-  setFavorited(videoId: EntityId, userId: EntityId, favorited: boolean): Promise<ToggleResult> {
-    return this.toggle('favorite', videoId, userId, favorited)
+  setFavorited(itemId: EntityId, userId: EntityId, favorited: boolean): Promise<ToggleResult> {
+    return this.toggle('favorite', itemId, userId, favorited)
   }
 
   /**
-   * Records a play by `viewer` (from {@link playViewer}); counted once per viewer per video per
+   * Records a play by `viewer` (from {@link playViewer}); counted once per viewer per item per
    * `playDedupeWindowMs`. Rate limiting is the caller's job.
    * @throws {InvalidArgumentError} on an invalid id or viewer. @throws {StoreUnavailableError} when Redis fails.
    * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time
    *   (a retry is not counted twice: see the error).
    */
-  async recordPlay(videoId: EntityId, viewer: string): Promise<PlayResult> {
-    const video = canonicalId('videoId', videoId)
+  async recordPlay(itemId: EntityId, viewer: string): Promise<PlayResult> {
+    const item = canonicalId('itemId', itemId)
     if (!isPlayViewer(viewer)) throw new InvalidArgumentError('viewer', 'must come from playViewer()')
-    const p = this.keys.partitionOf(video)
+    const p = this.keys.partitionOf(item)
     const reply = await this.write(
       playScript,
       [
-        this.keys.seen(video, viewer),
-        this.keys.plays(video),
+        this.keys.seen(item, viewer),
+        this.keys.plays(item),
         this.keys.rankAll(p, 'plays'),
         this.keys.rankMinutePrefix(p, 'plays'),
         this.keys.stream(p),
       ],
       [
         this.options.playDedupeWindowMs,
-        video,
-        rankMember(video),
+        item,
+        rankMember(item),
         viewer,
         this.options.topK,
         this.options.bucketTtlMs,
@@ -145,17 +146,17 @@ export class Interactions {
 
   private async toggle(
     kind: 'like' | 'favorite',
-    videoId: EntityId,
+    itemId: EntityId,
     userId: EntityId,
     active: boolean,
   ): Promise<ToggleResult> {
-    const video = canonicalId('videoId', videoId)
+    const item = canonicalId('itemId', itemId)
     const user = canonicalId('userId', userId)
-    const p = this.keys.partitionOf(video)
+    const p = this.keys.partitionOf(item)
     const reply = await this.write(
       toggleScript,
       [
-        kind === 'like' ? this.keys.likes(video) : this.keys.favorites(video),
+        kind === 'like' ? this.keys.likes(item) : this.keys.favorites(item),
         this.keys.rankAll(p, 'likes'),
         this.keys.rankMinutePrefix(p, 'likes'),
         this.keys.stream(p),
@@ -163,8 +164,8 @@ export class Interactions {
       [
         user,
         active ? '1' : '0',
-        video,
-        rankMember(video),
+        item,
+        rankMember(item),
         kind,
         this.options.topK,
         kind === 'like' ? '1' : '0',

@@ -2,22 +2,24 @@ import { KeySpace } from '../redis/key_space.js'
 import { integerIn } from '../validation/index.js'
 import { interactionDefaults } from './options.js'
 
+const COUNTED = new Set(['likes', 'favorites', 'plays'])
+
 /** Ranking metrics kept in Redis. */
 export type RankMetric = 'likes' | 'plays'
 
 /**
  * The interaction key layout shared by the write path, the flush, the read
- * path and the rebuild. Video `v` lives in partition `p = v mod partitions`;
- * every key about it, its partition's stream and its partition's ranking
+ * path and the rebuild. Item `i` (the counted entity, e.g. a video) lives in
+ * partition `p = i mod partitions`; every key about it, its partition's stream and its partition's ranking
  * shards carry the hash tag `{ix:<p>}`, so one Lua step can touch them all on
  * Redis Cluster while the load spreads over `partitions` slots.
  *
  * | key | type |
  * |---|---|
- * | `<prefix>:ix:{ix:<p>}:likes:<videoId>` | SET of user ids |
- * | `<prefix>:ix:{ix:<p>}:favorites:<videoId>` | SET of user ids |
- * | `<prefix>:ix:{ix:<p>}:plays:<videoId>` | STRING counter |
- * | `<prefix>:ix:{ix:<p>}:seen:<videoId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
+ * | `<prefix>:ix:{ix:<p>}:likes:<itemId>` | SET of user ids |
+ * | `<prefix>:ix:{ix:<p>}:favorites:<itemId>` | SET of user ids |
+ * | `<prefix>:ix:{ix:<p>}:plays:<itemId>` | STRING counter |
+ * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
  * | `<prefix>:ix:{ix:<p>}:stream` | STREAM of events, consumer group `flush` |
  * | `<prefix>:ix:{ix:<p>}:dead` | STREAM of dead letters |
  * | `<prefix>:ix:{ix:flush}:members:<group>` | ZSET, flush consumers' heartbeats (partition assignment) |
@@ -32,7 +34,7 @@ export class InteractionKeys {
 
   /**
    * @param prefix the service's key prefix, e.g. `va`.
-   * @param partitions number of partitions P (default 16). Changing it moves videos between streams; drain the streams first.
+   * @param partitions number of partitions P (default 16). Changing it moves items between streams; drain the streams first.
    * @throws {InvalidArgumentError} on an empty prefix or a partition count outside [1, 16384].
    */
   constructor(prefix: string, partitions: number = interactionDefaults.partitions) {
@@ -41,9 +43,9 @@ export class InteractionKeys {
     this.partitions = partitions
   }
 
-  /** The partition of a video: `videoId mod partitions` (`videoId` is a canonical decimal string). */
-  partitionOf(videoId: string): number {
-    return Number(BigInt(videoId) % BigInt(this.partitions))
+  /** The partition of an item: `itemId mod partitions` (`itemId` is a canonical decimal string). */
+  partitionOf(itemId: string): number {
+    return Number(BigInt(itemId) % BigInt(this.partitions))
   }
 
   /** Every partition number, 0 … P-1. */
@@ -51,24 +53,32 @@ export class InteractionKeys {
     return Array.from({ length: this.partitions }, (_, p) => p)
   }
 
-  private ix(videoId: string, suffix: string): string {
-    return this.space.tagged('ix', `ix:${this.partitionOf(videoId)}`, suffix)
+  private ix(itemId: string, suffix: string): string {
+    return this.space.tagged('ix', `ix:${this.partitionOf(itemId)}`, suffix)
   }
 
-  likes(videoId: string): string {
-    return this.ix(videoId, `likes:${videoId}`)
+  likes(itemId: string): string {
+    return this.ix(itemId, `likes:${itemId}`)
   }
 
-  favorites(videoId: string): string {
-    return this.ix(videoId, `favorites:${videoId}`)
+  favorites(itemId: string): string {
+    return this.ix(itemId, `favorites:${itemId}`)
   }
 
-  plays(videoId: string): string {
-    return this.ix(videoId, `plays:${videoId}`)
+  plays(itemId: string): string {
+    return this.ix(itemId, `plays:${itemId}`)
   }
 
-  seen(videoId: string, viewer: string): string {
-    return this.ix(videoId, `seen:${videoId}:${viewer}`)
+  seen(itemId: string, viewer: string): string {
+    return this.ix(itemId, `seen:${itemId}:${viewer}`)
+  }
+
+  /** The item a {@link likes}, {@link favorites} or {@link plays} key counts, `undefined` for any other key. */
+  countedItemOf(key: string): string | undefined {
+    if (!key.startsWith(`${this.space.prefix}:ix:{ix:`)) return undefined
+    const idAt = key.lastIndexOf(':')
+    const kind = key.slice(key.lastIndexOf(':', idAt - 1) + 1, idAt)
+    return COUNTED.has(kind) ? key.slice(idAt + 1) : undefined
   }
 
   /** The event stream of partition `p`. */

@@ -1,7 +1,7 @@
 import { integerIn } from '../validation/index.js'
 import { InteractionKeys } from './keys.js'
 import { interactionDefaults } from './options.js'
-import { defaultFlushTables, type FlushTables, quoteFlushTables } from './tables.js'
+import { type InteractionTables, type InteractionTablesOptions, resolveTables } from './tables.js'
 
 /**
  * What the write path ({@link Interactions}), the flush (`createInteractionFlush`), the counts
@@ -12,12 +12,12 @@ import { defaultFlushTables, type FlushTables, quoteFlushTables } from './tables
 export interface InteractionLayout {
   /** Key prefix, e.g. the service's `REDIS_PREFIX`. */
   readonly prefix: string
-  /** Partitions P (video v in partition `v mod P`). */
+  /** Partitions P (item i in partition `i mod P`). */
   readonly partitions: number
   /** Entries kept per partition in the all-time ranking ZSETs. */
   readonly topK: number
-  /** PostgreSQL tables the flush writes and the recovery reads. */
-  readonly tables: Readonly<FlushTables>
+  /** PostgreSQL tables and columns the flush writes and the recovery reads. */
+  readonly tables: Readonly<InteractionTables>
 }
 
 export interface InteractionLayoutOptions {
@@ -27,20 +27,24 @@ export interface InteractionLayoutOptions {
   partitions?: number
   /** @default 1000 ({@link interactionDefaults}) */
   topK?: number
-  /** @default {@link defaultFlushTables} */
-  tables?: Partial<FlushTables>
+  /**
+   * The counted item's table and columns, and the interaction tables; fields left out keep
+   * their default, e.g. `{ items: { table: 'articles', id: 'article_id' }, itemIdColumn: 'article_id' }`.
+   * @default {@link defaultInteractionTables} (video-api's `videos`, `video_likes`, …)
+   */
+  tables?: InteractionTablesOptions
 }
 
 /**
  * The layout with defaults applied and every field checked once.
  * @throws {InvalidArgumentError} naming the field: an empty prefix, partitions outside [1, 16384],
- *   topK outside [1, 100000], a table name that is not `[schema.]identifier`.
+ *   topK outside [1, 100000], a table or column name that is not a lower-case identifier
+ *   (tables: optionally `schema.table`).
  */
 export function interactionLayout(options: InteractionLayoutOptions): InteractionLayout {
   const partitions = options.partitions ?? interactionDefaults.partitions
   new InteractionKeys(options.prefix, partitions) // checks the prefix and the partitions
   const topK = integerIn('topK', options.topK ?? interactionDefaults.topK, 1, 100_000)
-  quoteFlushTables(options.tables)
-  const tables = Object.freeze({ ...defaultFlushTables, ...options.tables })
+  const tables = resolveTables(options.tables)
   return Object.freeze({ prefix: options.prefix, partitions, topK, tables })
 }

@@ -6,7 +6,7 @@ export interface InteractionOptions {
   /** Key prefix, e.g. the service's `REDIS_PREFIX`. Required. */
   prefix: string
   /**
-   * Number of partitions P; video v lives in partition `v mod P` (hash tag `{ix:<p>}`).
+   * Number of partitions P; item i lives in partition `i mod P` (hash tag `{ix:<p>}`).
    * @default 16
    */
   partitions?: number
@@ -16,7 +16,7 @@ export interface InteractionOptions {
    */
   topK?: number
   /**
-   * Play dedupe window (ms): one viewer's plays of one video inside it count once.
+   * Play dedupe window (ms): one viewer's plays of one item inside it count once.
    * @default 600000 (10 min)
    */
   playDedupeWindowMs?: number

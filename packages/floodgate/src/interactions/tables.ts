@@ -1,50 +1,125 @@
 import { InvalidArgumentError } from '../errors/index.js'
 
-/** Table names the flush writes (optionally schema-qualified, `schema.table`). */
-export interface FlushTables {
-  /** @default 'videos' (must have a bigint `id` and gets like_count, favorite_count, play_count) */
-  videos: string
-  /** @default 'video_likes' */
+/**
+ * The counted item's table (video-api: `videos`): a bigint id column and the three count
+ * columns the flush moves and the recovery reads.
+ */
+export interface ItemTable {
+  /** Table name, optionally `schema.table`. */
+  table: string
+  /** Its bigint primary key column. */
+  id: string
+  /** Count columns (bigint): the flush adds the detail rows inserted minus deleted. */
+  likeCount: string
+  favoriteCount: string
+  playCount: string
+}
+
+/**
+ * Where the interactions live in PostgreSQL. The detail tables and the watermarks hold the item
+ * id in `itemIdColumn`; their other columns are fixed (see {@link interactionSchemaSql}).
+ */
+export interface InteractionTables {
+  /** The counted item's table. */
+  items: ItemTable
+  /** The item id column of `likes`, `favorites`, `plays` and `watermarks`. */
+  itemIdColumn: string
+  /** Like rows `(itemIdColumn, user_id, created_at)`. */
   likes: string
-  /** @default 'video_favorites' */
+  /** Favourite rows, same columns. */
   favorites: string
-  /** @default 'video_plays' */
+  /** Play log `(event_id, itemIdColumn, viewer, played_at)`. */
   plays: string
-  /** @default 'interaction_watermarks' */
+  /** Last applied event per (kind, item, user). */
   watermarks: string
 }
 
-export const defaultFlushTables: FlushTables = {
-  videos: 'videos',
+/** What the options take: any field may be left out (its default applies). */
+export type InteractionTablesOptions = Partial<Omit<InteractionTables, 'items'>> & {
+  items?: Partial<ItemTable>
+}
+
+/** The defaults: video-api's schema (`videos(id, like_count, …)`, `video_likes(video_id, …)`, …). */
+export const defaultInteractionTables: Readonly<InteractionTables> = Object.freeze({
+  items: Object.freeze({
+    table: 'videos',
+    id: 'id',
+    likeCount: 'like_count',
+    favoriteCount: 'favorite_count',
+    playCount: 'play_count',
+  }),
+  itemIdColumn: 'video_id',
   likes: 'video_likes',
   favorites: 'video_favorites',
   plays: 'video_plays',
   watermarks: 'interaction_watermarks',
+})
+
+/** Every name as a quoted SQL identifier, plus the bare names index names are made of. */
+export interface QuotedTables {
+  items: Record<keyof ItemTable, string>
+  itemIdColumn: string
+  likes: string
+  favorites: string
+  plays: string
+  watermarks: string
+  bare: { likes: string; favorites: string; plays: string; itemIdColumn: string }
 }
 
-/** Quoted identifiers for SQL text, plus a bare name usable inside index names. */
-export type QuotedFlushTables = Record<keyof FlushTables, string> & {
-  bare: Record<keyof FlushTables, string>
-}
-
-/** @throws {InvalidArgumentError} when a name is not `[schema.]identifier` of letters, digits and `_`. */
-export function quoteFlushTables(tables: Partial<FlushTables> = {}): QuotedFlushTables {
-  const all = { ...defaultFlushTables, ...tables }
-  const quoted = {} as Record<keyof FlushTables, string>
-  const bare = {} as Record<keyof FlushTables, string>
-  for (const key of Object.keys(all) as (keyof FlushTables)[]) {
-    const name = all[key]
-    if (!/^([A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-      throw new InvalidArgumentError(
-        `tables.${key}`,
-        `must be [schema.]identifier, got ${JSON.stringify(name)}`,
-      )
-    }
-    quoted[key] = name
-      .split('.')
-      .map((part) => `"${part}"`)
-      .join('.')
-    bare[key] = name.split('.').pop()!
+/**
+ * Defaults applied, every name checked, frozen.
+ * @throws {InvalidArgumentError} naming the field (`tables.likes`, `tables.items.id`, …) for a
+ *   name that is not a lower-case identifier (`[a-z_][a-z0-9_]*`, at most 63 characters) or,
+ *   for a table, `schema.table`.
+ */
+export function resolveTables(tables: InteractionTablesOptions = {}): Readonly<InteractionTables> {
+  const d = defaultInteractionTables
+  const resolved: InteractionTables = {
+    ...d,
+    ...tables,
+    items: Object.freeze({ ...d.items, ...tables.items }),
   }
-  return { ...quoted, bare }
+  quoteTables(resolved)
+  return Object.freeze(resolved)
+}
+
+/** The names of `tables` quoted for SQL text. @throws {InvalidArgumentError} as {@link resolveTables}. */
+export function quoteTables(tables: InteractionTables): QuotedTables {
+  const { items } = tables
+  return {
+    items: {
+      table: quote('tables.items.table', items.table, true),
+      id: quote('tables.items.id', items.id, false),
+      likeCount: quote('tables.items.likeCount', items.likeCount, false),
+      favoriteCount: quote('tables.items.favoriteCount', items.favoriteCount, false),
+      playCount: quote('tables.items.playCount', items.playCount, false),
+    },
+    itemIdColumn: quote('tables.itemIdColumn', tables.itemIdColumn, false),
+    likes: quote('tables.likes', tables.likes, true),
+    favorites: quote('tables.favorites', tables.favorites, true),
+    plays: quote('tables.plays', tables.plays, true),
+    watermarks: quote('tables.watermarks', tables.watermarks, true),
+    bare: {
+      likes: lastPart(tables.likes),
+      favorites: lastPart(tables.favorites),
+      plays: lastPart(tables.plays),
+      itemIdColumn: tables.itemIdColumn,
+    },
+  }
+}
+
+// Lower case only: a quoted "Videos" would not match a table created as Videos (folded to videos).
+const IDENT = /^[a-z_][a-z0-9_]{0,62}$/
+
+function quote(field: string, name: string, qualified: boolean): string {
+  const parts = typeof name === 'string' ? name.split('.') : []
+  if (parts.length === 0 || parts.length > (qualified ? 2 : 1) || !parts.every((p) => IDENT.test(p))) {
+    const shape = qualified ? 'a lower-case identifier or schema.table' : 'a lower-case identifier'
+    throw new InvalidArgumentError(field, `must be ${shape}, got ${JSON.stringify(name)}`)
+  }
+  return parts.map((p) => `"${p}"`).join('.')
+}
+
+function lastPart(name: string): string {
+  return name.slice(name.lastIndexOf('.') + 1)
 }

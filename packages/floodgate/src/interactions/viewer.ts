@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors/index.js'
 import { canonicalId, type EntityId } from './ids.js'
 
 /**
- * Who played a video, for play dedupe: `u<userId>` for a signed-in user, or
+ * Who played an item, for play dedupe: `u<userId>` for a signed-in user, or
  * `a<hash>` for an anonymous one, where the hash is the first 128 bits of
  * SHA-256 over the client IP and the user agent (hex). The raw IP is never
  * stored.

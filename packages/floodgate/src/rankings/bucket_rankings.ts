@@ -4,7 +4,7 @@ import { integerIn } from '../validation/index.js'
 import { readAllTimeTops } from './all_time.js'
 import { mergeTops } from './merge.js'
 import { assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
-import type { RankedVideo, Rankings, TopQuery, WindowSpec } from './types.js'
+import type { RankedItem, Rankings, TopQuery, WindowSpec } from './types.js'
 import { WindowCache, type WindowCacheStats } from './window_cache.js'
 
 /** Options of {@link createRankings}. */
@@ -14,7 +14,7 @@ export interface RankingsOptions {
   /** Key prefix (the service's REDIS_PREFIX, e.g. `va`). */
   prefix: string
   /**
-   * Number of partitions videos are spread over (`videoId mod partitions`); must match the write path.
+   * Number of partitions items are spread over (`itemId mod partitions`); must match the write path.
    * @default 16
    */
   partitions?: number
@@ -52,7 +52,7 @@ export interface RankingsOptions {
  * - trending: per-minute bucket ZSETs (TTL 24 h + margin) merged per partition
  *   with exponential time-decay weights `2^(−age/halfLife)` by `ZUNIONSTORE … WEIGHTS`
  *   into a short-lived cached result that one instance at a time recomputes (see {@link WindowCache}).
- * Ties: score descending, then higher (newer) video id first.
+ * Ties: score descending, then higher (newer) item id first.
  */
 export class BucketRankings implements Rankings {
   readonly keys: InteractionKeys
@@ -86,7 +86,7 @@ export class BucketRankings implements Rankings {
     return this.cache.stats
   }
 
-  async top(query: TopQuery): Promise<RankedVideo[]> {
+  async top(query: TopQuery): Promise<RankedItem[]> {
     const metric = assertQuery(query, this.topK)
     if (query.window === 'all') {
       const tops = await readAllTimeTops(

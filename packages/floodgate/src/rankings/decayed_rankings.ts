@@ -8,7 +8,7 @@ import { assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './opt
 import { decayedKey } from './ranking_keys.js'
 import { decayAddReply, decayAddScript } from './scripts.js'
 import { SlotBatch } from './slot_batch.js'
-import type { RankedVideo, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
+import type { RankedItem, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
 
 /** Options of {@link DecayedRankings}. */
 export interface DecayedRankingsOptions {
@@ -29,7 +29,7 @@ export interface DecayedRankingsOptions {
 }
 
 /**
- * The alternative trending design: one exponentially decayed score per video
+ * The alternative trending design: one exponentially decayed score per item
  * kept in log space (`s ← logaddexp(s, λ·t)`, λ = ln 2 / half-life), one ZADD per
  * event and never re-scored; ordering by `s` is ordering by the decayed count
  * `exp(s − λ·now)`. Limits: it adds only (an unlike cannot remove the like's
@@ -55,13 +55,13 @@ export class DecayedRankings implements Rankings {
   }
 
   /**
-   * Records one event (a like or a play) for a video in every window: one Lua step (ZSCORE + ZADD + trim) per window.
+   * Records one event (a like or a play) for an item in every window: one Lua step (ZSCORE + ZADD + trim) per window.
    * @returns the new log-space score per window.
    * @throws {InvalidArgumentError} for a bad id. @throws {StoreUnavailableError} when Redis fails.
    */
-  async record(videoId: string, metric: RankingMetric): Promise<Record<string, number>> {
-    const member = toMember(videoId)
-    const p = this.keys.partitionOf(videoId)
+  async record(itemId: string, metric: RankingMetric): Promise<Record<string, number>> {
+    const member = toMember(itemId)
+    const p = this.keys.partitionOf(itemId)
     const out: Record<string, number> = {}
     await Promise.all(
       [...this.windows.values()].map(async (w) => {
@@ -78,8 +78,8 @@ export class DecayedRankings implements Rankings {
     return out
   }
 
-  /** Top videos of a window; `score` is the decayed event count now (`exp(s − λ·now)`). */
-  async top(query: TopQuery): Promise<RankedVideo[]> {
+  /** Top items of a window; `score` is the decayed event count now (`exp(s − λ·now)`). */
+  async top(query: TopQuery): Promise<RankedItem[]> {
     const metric = assertQuery(query, this.topK)
     const window = windowOf(this.windows, query.window)
     const batch = new SlotBatch(this.options.redis).add('', (pipe) => pipe.time())

@@ -7,7 +7,7 @@ export { partitionOf } from './partition.js'
 export {
   DEFAULT_WINDOWS,
   RANKING_METRICS,
-  type RankedVideo,
+  type RankedItem,
   type RankingMetric,
   type Rankings,
   type TopQuery,

@@ -1,29 +1,29 @@
 import { InvalidArgumentError } from '../errors/index.js'
 
-/** Width of a ranking member: a video id zero-padded to 20 digits (the widest unsigned 64-bit id). */
+/** Width of a ranking member: an item id zero-padded to 20 digits (the widest unsigned 64-bit id). */
 export const MEMBER_WIDTH = 20
 
 const DIGITS = /^\d{1,20}$/
 
 /**
- * Checks that `videoId` is a non-negative integer id of at most 20 digits, as a string.
+ * Checks that `itemId` is a non-negative integer id of at most 20 digits, as a string.
  * @throws {InvalidArgumentError} otherwise.
  */
-export function assertVideoId(videoId: string, field = 'videoId'): void {
-  if (!DIGITS.test(videoId))
-    throw new InvalidArgumentError(field, `must be a decimal integer id, got ${videoId}`)
+export function assertItemId(itemId: string, field = 'itemId'): void {
+  if (!DIGITS.test(itemId))
+    throw new InvalidArgumentError(field, `must be a decimal integer id, got ${itemId}`)
 }
 
 /**
- * The ZSET member for a video: its id zero-padded to 20 digits. Equal-length
+ * The ZSET member for an item: its id zero-padded to 20 digits. Equal-length
  * members make Redis' tie order (lexicographic on the member) equal to the
  * numeric order, so under ZREVRANGE equal scores list the higher (newer) id
  * first, never "9" above "10".
- * @throws {InvalidArgumentError} when `videoId` is not a decimal id.
+ * @throws {InvalidArgumentError} when `itemId` is not a decimal id.
  */
-export function toMember(videoId: string | number | bigint): string {
-  const id = String(videoId)
-  assertVideoId(id)
+export function toMember(itemId: string | number | bigint): string {
+  const id = String(itemId)
+  assertItemId(id)
   return id.padStart(MEMBER_WIDTH, '0')
 }
 

@@ -1,5 +1,5 @@
 import { compareRanked, fromMember } from './member.js'
-import type { RankedVideo } from './types.js'
+import type { RankedItem } from './types.js'
 
 /**
  * A flat `WITHSCORES` reply (`[member, score, member, score, …]`) as ranked entries.
@@ -23,7 +23,7 @@ export function parseWithScores(
 
 /**
  * Merges per-partition tops (each already in rank order) into one global top:
- * score descending, ties by higher (newer) video id first; keeps `limit`.
+ * score descending, ties by higher (newer) item id first; keeps `limit`.
  * `transform` maps a stored score to the reported one (identity by default) and
  * must be increasing. Entries whose reported score is not above zero (a count
  * back to 0, a window whose unlikes outweigh its likes, a decayed count that
@@ -34,11 +34,11 @@ export function mergeTops(
   parts: readonly { id: string; score: number }[][],
   limit: number,
   transform: (score: number) => number = (s) => s,
-): RankedVideo[] {
+): RankedItem[] {
   const all = parts
     .flat()
     .map((e) => ({ id: e.id, score: e.score, reported: transform(e.score) }))
     .filter((e) => e.reported > 0)
   all.sort(compareRanked)
-  return all.slice(0, limit).map((e) => ({ videoId: e.id, score: e.reported }))
+  return all.slice(0, limit).map((e) => ({ itemId: e.id, score: e.reported }))
 }

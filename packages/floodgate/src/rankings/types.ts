@@ -4,9 +4,9 @@ export type RankingMetric = 'likes' | 'plays'
 /** Every metric a ranking can order by. */
 export const RANKING_METRICS: readonly RankingMetric[] = ['likes', 'plays']
 
-/** One ranked video: `videoId` as a decimal string, `score` a finite number (a count, or a decayed count for windows). */
-export interface RankedVideo {
-  videoId: string
+/** One ranked item (e.g. a video): `itemId` as a decimal string, `score` a finite number (a count, or a decayed count for windows). */
+export interface RankedItem {
+  itemId: string
   score: number
 }
 
@@ -14,7 +14,7 @@ export interface RankedVideo {
 export interface TopQuery {
   metric: RankingMetric
   window: string
-  /** How many videos to return, 1..topK. */
+  /** How many items to return, 1..topK. */
   limit: number
 }
 
@@ -38,12 +38,12 @@ export interface WindowSpec {
 /** The read side every ranking design offers. */
 export interface Rankings {
   /**
-   * The top `limit` videos for a metric and window, in rank order (score
-   * descending, ties: higher = newer video id first).
+   * The top `limit` items for a metric and window, in rank order (score
+   * descending, ties: higher = newer item id first).
    * @throws {InvalidArgumentError} for an unknown metric or window or a limit outside 1..topK.
    * @throws {StoreUnavailableError} when Redis fails.
    */
-  top(query: TopQuery): Promise<RankedVideo[]>
+  top(query: TopQuery): Promise<RankedItem[]>
 }
 
 /**

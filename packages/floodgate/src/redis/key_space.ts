@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../errors/index.js'
  * Builds Redis keys under one prefix. Keys that a multi-key script or an
  * atomic pipeline touches together share a hash tag (`{...}`), so Redis
  * Cluster puts them in one slot; the tag is always the narrowest unit of
- * atomicity (one cache key, one limiter key, one video), never one tag for
+ * atomicity (one cache key, one limiter key, one counted item), never one tag for
  * everything, so load still spreads over the cluster.
  *
  * Layout: `<prefix>:<area>:{<tag>}[:<suffix>]`.

@@ -56,7 +56,7 @@ export type InvalidationListener = (keys: readonly string[] | null) => void
  *   by any client, Redis sends its name once and forgets it until it is read again.
  *
  * **Default mode, not BCAST.** BCAST would send every change under a prefix to every instance,
- * whether it holds the key or not: one message per play per instance on a hot video. In default
+ * whether it holds the key or not: one message per play per instance on a hot item. In default
  * mode an instance hears only of keys it read, once per read, so messages follow reads, not
  * writes. The price is server memory for the key table, bounded by `tracking-table-max-keys`
  * (Redis invalidates keys it drops from that table, which stays correct).

@@ -285,7 +285,7 @@ describe('on Redis Cluster, through the public APIs', () => {
     await seedPlays(schema.db, 4, 2)
     expect(await recovery.check()).toBe('rebuilding') // no epoch yet: rebuild, commit the epoch
     expect(await recovery.waitUntilServing(20_000)).toBe(true)
-    expect(await recovery.restoreVideo('3')).toMatchObject({ likes: 2, plays: 0 })
+    expect(await recovery.restoreItem('3')).toMatchObject({ likes: 2, plays: 0 })
 
     const interactions = new Interactions(cluster, { prefix, partitions })
     for (let v = 1; v <= 12; v++) {
@@ -323,7 +323,7 @@ describe('on Redis Cluster, through the public APIs', () => {
     expect(rows[0].n).toBe(11)
 
     const rankings = createRankings({ redis: cluster, prefix, partitions })
-    expect((await rankings.top({ metric: 'likes', window: 'all', limit: 1 }))[0]?.videoId).toBe('3')
+    expect((await rankings.top({ metric: 'likes', window: 'all', limit: 1 }))[0]?.itemId).toBe('3')
     expect(await rankings.top({ metric: 'plays', window: '1h', limit: 3 })).toHaveLength(3)
     // another process holds every recompute lock of a window and nothing is cached yet:
     // each partition is merged privately (ZUNIONSTORE into a tmp key, read, DEL in one MULTI)
@@ -334,7 +334,7 @@ describe('on Redis Cluster, through the public APIs', () => {
     expect(rankings.stats.privateComputes).toBe(partitions)
     const decayed = new DecayedRankings({ redis: cluster, prefix, partitions })
     for (let v = 1; v <= 4; v++) for (let i = 0; i < v; i++) await decayed.record(String(v), 'plays')
-    expect((await decayed.top({ metric: 'plays', window: '1h', limit: 1 }))[0]?.videoId).toBe('4')
+    expect((await decayed.top({ metric: 'plays', window: '1h', limit: 1 }))[0]?.itemId).toBe('4')
 
     const reader = new CountsReader({ redis: cluster, prefix, partitions, timeoutMs: 2000 })
     const read = await reader.readCounts(['1', '3', '12'], '7')

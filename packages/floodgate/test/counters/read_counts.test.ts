@@ -98,6 +98,6 @@ describe('CountsReader.readCounts', () => {
   })
 
   it('rejects ids that are not positive integers', async () => {
-    await expect(reader.readCounts(['abc'])).rejects.toThrow(/videoIds/)
+    await expect(reader.readCounts(['abc'])).rejects.toThrow(/itemIds/)
   })
 })

@@ -107,27 +107,27 @@ describe('CountsRecovery', () => {
     expect(await dbCounts()).toEqual(before)
     const report = await r.reconcile()
     expect(report.drifted).toEqual([
-      { videoId: '1', redis: { likes: 4, favorites: 1, plays: 7 }, db: { likes: 3, favorites: 1, plays: 7 } },
+      { itemId: '1', redis: { likes: 4, favorites: 1, plays: 7 }, db: { likes: 3, favorites: 1, plays: 7 } },
     ])
     expect(report.columnDrift).toEqual([])
   })
 
-  it('restoreVideo lets an unlike during the rebuild find the member (and emit its event)', async () => {
+  it('restoreItem lets an unlike during the rebuild find the member (and emit its event)', async () => {
     const r = recovery()
     expect(await interactions.setLiked('1', '2', false)).toMatchObject({ changed: false }) // lost unlike without it
-    expect(await r.restoreVideo('1')).toEqual({ likes: 3, favorites: 1, plays: 7 })
-    expect(await r.restoreVideo('1')).toEqual({ likes: 3, favorites: 1, plays: 7 })
+    expect(await r.restoreItem('1')).toEqual({ likes: 3, favorites: 1, plays: 7 })
+    expect(await r.restoreItem('1')).toEqual({ likes: 3, favorites: 1, plays: 7 })
     const unlike = await interactions.setLiked('1', '2', false)
     expect(unlike).toMatchObject({ changed: true, count: 2 })
     // The DB still has user 2's like (the unlike is not flushed): restoring again before the next
     // toggle must not put it back, or the re-like would change nothing and emit no event.
-    expect(await r.restoreVideo('1')).toEqual({ likes: 2, favorites: 1, plays: 7 })
+    expect(await r.restoreItem('1')).toEqual({ likes: 2, favorites: 1, plays: 7 })
     expect(await interactions.setLiked('1', '2', true)).toMatchObject({ changed: true, count: 3 })
     // The bulk rebuild skips videos already restored.
     await interactions.setLiked('1', '3', false)
     expect((await r.rebuild()).rebuilt).toBe(true)
     expect((await redis.smembers(keys.likes('1'))).sort()).toEqual(['1', '2'])
-    expect(await r.restoreVideo('29')).toEqual({ likes: 0, favorites: 0, plays: 0 })
+    expect(await r.restoreItem('29')).toEqual({ likes: 0, favorites: 0, plays: 0 })
   })
 
   it('replace makes Redis equal to the DB and serves DB counts meanwhile', async () => {

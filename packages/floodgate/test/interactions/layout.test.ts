@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import {
   CountsReader,
   createRankings,
-  defaultFlushTables,
+  defaultInteractionTables,
   InteractionKeys,
   Interactions,
   InvalidArgumentError,
@@ -26,10 +26,12 @@ describe('interactionLayout', () => {
       prefix,
       partitions: interactionDefaults.partitions,
       topK: interactionDefaults.topK,
-      tables: defaultFlushTables,
+      tables: defaultInteractionTables,
     })
     expect(Object.isFrozen(layout) && Object.isFrozen(layout.tables)).toBe(true)
-    expect(interactionLayout({ prefix, tables: { videos: 'app.clips' } }).tables.videos).toBe('app.clips')
+    const clips = interactionLayout({ prefix, tables: { items: { table: 'app.clips' } } }).tables
+    expect(clips.items).toEqual({ ...defaultInteractionTables.items, table: 'app.clips' })
+    expect(Object.isFrozen(clips.items)).toBe(true)
   })
 
   it('refuses a bad field by name', () => {
@@ -37,6 +39,12 @@ describe('interactionLayout', () => {
     expect(() => interactionLayout({ prefix, partitions: 0 })).toThrow(/partitions/)
     expect(() => interactionLayout({ prefix, topK: 0 })).toThrow(/topK/)
     expect(() => interactionLayout({ prefix, tables: { likes: 'bad name' } })).toThrow(/tables\.likes/)
+    expect(() => interactionLayout({ prefix, tables: { items: { id: 'a.id' } } })).toThrow(
+      /tables\.items\.id/,
+    )
+    expect(() => interactionLayout({ prefix, tables: { itemIdColumn: 'Video_Id' } })).toThrow(
+      /tables\.itemIdColumn/,
+    )
   })
 
   it('spread into the write path, the counts reader and the rankings, they agree (P = 3, top K = 2)', async () => {
@@ -54,8 +62,8 @@ describe('interactionLayout', () => {
     // the rankings merge the write path's 3 partitions (4 and 1 in partition 1, 5 and 2 in partition 2)
     const top = await rankings.top({ metric: 'likes', window: 'all', limit: 2 })
     expect(top).toEqual([
-      { videoId: '5', score: 5 },
-      { videoId: '4', score: 4 },
+      { itemId: '5', score: 5 },
+      { itemId: '4', score: 4 },
     ])
     expect(rankings.topK).toBe(2)
     interactions.close()

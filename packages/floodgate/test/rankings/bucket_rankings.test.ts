@@ -47,10 +47,10 @@ describe('all-time rankings', () => {
     await seedAll('likes', { '9': 5, '10': 5, '3': 8, '4': 1, '12': 5, '7': 0 })
     const rankings = createRankings({ redis, prefix, partitions: P })
     const top = await rankings.top({ metric: 'likes', window: 'all', limit: 10 })
-    expect(top.map((e) => e.videoId)).toEqual(['3', '12', '10', '9', '4'])
-    expect(top[0]).toEqual({ videoId: '3', score: 8 })
+    expect(top.map((e) => e.itemId)).toEqual(['3', '12', '10', '9', '4'])
+    expect(top[0]).toEqual({ itemId: '3', score: 8 })
     const top2 = await rankings.top({ metric: 'likes', window: 'all', limit: 2 })
-    expect(top2.map((e) => e.videoId)).toEqual(['3', '12'])
+    expect(top2.map((e) => e.itemId)).toEqual(['3', '12'])
   })
 
   it('rejects unknown metrics, windows and limits above topK', async () => {
@@ -82,12 +82,12 @@ describe('trending windows (minute buckets)', () => {
     await seedBucket('plays', 61, { '3': 100 })
     const rankings = createRankings({ redis, prefix, partitions: P })
     const hour = await rankings.top({ metric: 'plays', window: '1h', limit: 10 })
-    expect(hour.map((e) => e.videoId)).toEqual(['2', '1'])
+    expect(hour.map((e) => e.itemId)).toEqual(['2', '1'])
     expect(hour[0]!.score).toBeCloseTo(2, 1)
     expect(hour[1]!.score).toBeCloseTo(1, 1)
     const day = await rankings.top({ metric: 'plays', window: '24h', limit: 10 })
     // 24 h window, half-life 6 h: 4 plays 30 min ago ≈ 3.77 now outweigh 2 plays this minute.
-    expect(day.map((e) => e.videoId)).toEqual(['3', '1', '2'])
+    expect(day.map((e) => e.itemId)).toEqual(['3', '1', '2'])
     expect(day[1]!.score).toBeCloseTo(4 * 2 ** (-30 / 360), 6)
   })
 
@@ -96,7 +96,7 @@ describe('trending windows (minute buckets)', () => {
     await seedBucket('likes', 0, { '11': -1 })
     const rankings = createRankings({ redis, prefix, partitions: P })
     const top = await rankings.top({ metric: 'likes', window: '1h', limit: 10 })
-    expect(top.map((e) => e.videoId)).toEqual(['10', '9'])
+    expect(top.map((e) => e.itemId)).toEqual(['10', '9'])
   })
 
   it('refuses a half-life under 1 ms when built, not at the first top()', () => {
@@ -119,29 +119,29 @@ describe('trending windows (minute buckets)', () => {
     await seedAll('plays', { '6': 3 })
     const rankings = createRankings({ redis, prefix, partitions: P })
     const hour = await rankings.top({ metric: 'plays', window: '1h', limit: 10 })
-    expect(hour.map((e) => e.videoId)).toEqual(['1', '2'])
+    expect(hour.map((e) => e.itemId)).toEqual(['1', '2'])
     expect(rankings.stats.corruptScores).toBe(2)
     const all = await rankings.top({ metric: 'plays', window: 'all', limit: 10 })
-    expect(all.map((e) => e.videoId)).toEqual(['6'])
+    expect(all.map((e) => e.itemId)).toEqual(['6'])
     expect(rankings.stats.corruptScores).toBe(3)
   })
 
   it('serves the cached result until it expires, then recomputes', async () => {
     await seedBucket('plays', 0, { '1': 1 })
     const rankings = createRankings({ redis, prefix, partitions: P, cacheTtlMs: 300 })
-    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.videoId)).toEqual([
+    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.itemId)).toEqual([
       '1',
     ])
     const after1 = rankings.stats.recomputes
     expect(after1).toBe(P)
     await seedBucket('plays', 0, { '2': 5 })
     // Still inside the cache period: the old result.
-    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.videoId)).toEqual([
+    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.itemId)).toEqual([
       '1',
     ])
     expect(rankings.stats.recomputes).toBe(after1)
     await sleep(400)
-    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.videoId)).toEqual([
+    expect((await rankings.top({ metric: 'plays', window: '1h', limit: 5 })).map((e) => e.itemId)).toEqual([
       '2',
       '1',
     ])
@@ -181,12 +181,12 @@ describe('trending windows (minute buckets)', () => {
     )
     const done = (await Promise.all(
       workers.map((w) => w.waitFor((m) => (m as { done?: boolean }).done === true, 20_000)),
-    )) as { results: { videoId: string }[][]; stats: { recomputes: number; privateComputes: number } }[]
+    )) as { results: { itemId: string }[][]; stats: { recomputes: number; privateComputes: number } }[]
     await Promise.all(workers.map((w) => w.exited))
     const recomputes = done.reduce((sum, d) => sum + d.stats.recomputes, 0)
     expect(recomputes).toBe(P)
     expect(done.reduce((sum, d) => sum + d.stats.privateComputes, 0)).toBe(0)
     const expected = Array.from({ length: 10 }, (_, i) => String(40 - i))
-    for (const d of done) for (const r of d.results) expect(r.map((e) => e.videoId)).toEqual(expected)
+    for (const d of done) for (const r of d.results) expect(r.map((e) => e.itemId)).toEqual(expected)
   })
 })

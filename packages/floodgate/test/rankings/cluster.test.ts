@@ -105,12 +105,12 @@ describe('on Redis Cluster', () => {
     }
     const rankings = createRankings({ redis: cluster, prefix, partitions: 16 })
     const all = await rankings.top({ metric: 'likes', window: 'all', limit: 5 })
-    expect(all.map((e) => e.videoId)).toEqual(['20', '19', '18', '17', '16'])
+    expect(all.map((e) => e.itemId)).toEqual(['20', '19', '18', '17', '16'])
     const hour = await rankings.top({ metric: 'likes', window: '1h', limit: 3 })
-    expect(hour.map((e) => e.videoId)).toEqual(['20', '19', '18'])
+    expect(hour.map((e) => e.itemId)).toEqual(['20', '19', '18'])
     // Plays: one each; ties break newer (higher id) first.
     const plays = await rankings.top({ metric: 'plays', window: '24h', limit: 3 })
-    expect(plays.map((e) => e.videoId)).toEqual(['20', '19', '18'])
+    expect(plays.map((e) => e.itemId)).toEqual(['20', '19', '18'])
 
     const reader = new CountsReader({ redis: cluster, prefix, partitions: 16, timeoutMs: 5000 })
     const read = await reader.readCounts(['3', '4', '20'], '4')
@@ -128,7 +128,7 @@ describe('on Redis Cluster', () => {
 
     const decayed = new DecayedRankings({ redis: cluster, prefix, partitions: 16 })
     for (let v = 1; v <= 5; v++) for (let i = 0; i < v; i++) await decayed.record(String(v), 'plays')
-    expect((await decayed.top({ metric: 'plays', window: '1h', limit: 2 })).map((e) => e.videoId)).toEqual([
+    expect((await decayed.top({ metric: 'plays', window: '1h', limit: 2 })).map((e) => e.itemId)).toEqual([
       '5',
       '4',
     ])
@@ -154,9 +154,9 @@ describe('on Redis Cluster', () => {
       const report = await recovery.reconcile()
       expect(report).toEqual({ checked: 40, drifted: [], columnDrift: [] })
       const rankings = createRankings({ redis: cluster, prefix, partitions: 16 })
-      expect(
-        (await rankings.top({ metric: 'likes', window: 'all', limit: 2 })).map((e) => e.videoId),
-      ).toEqual(['40', '37'])
+      expect((await rankings.top({ metric: 'likes', window: 'all', limit: 2 })).map((e) => e.itemId)).toEqual(
+        ['40', '37'],
+      )
     } finally {
       await schema.drop()
     }

@@ -74,7 +74,7 @@ describe('DecayedRankings', () => {
     await rankings.record('8', 'likes')
     await rankings.record('1', 'likes')
     const top = await rankings.top({ metric: 'likes', window: '1h', limit: 10 })
-    expect(top.map((e) => e.videoId)).toEqual(['5', '8', '1'])
+    expect(top.map((e) => e.itemId)).toEqual(['5', '8', '1'])
     // Half-life 15 min: seconds-old events keep nearly full weight.
     expect(top[0]!.score).toBeGreaterThan(2.99)
     expect(top[0]!.score).toBeLessThanOrEqual(3.0001)
@@ -87,7 +87,7 @@ describe('DecayedRankings', () => {
     await rankings.record('6', 'likes')
     await rankings.record('6', 'likes')
     const top = await rankings.top({ metric: 'likes', window: '1h', limit: 10 })
-    expect(top.map((e) => e.videoId)).toEqual(['6', '5'])
+    expect(top.map((e) => e.itemId)).toEqual(['6', '5'])
     expect(top[1]!.score).toBeCloseTo(1, 2)
   })
 
@@ -106,7 +106,7 @@ describe('DecayedRankings', () => {
     await redis.zadd(decayedKey(foreign, 0, 'plays', '1h'), '-inf', toMember('8'))
     await redis.zadd(decayedKey(foreign, 1, 'plays', '1h'), 'inf', toMember('9'))
     const top = await rankings.top({ metric: 'plays', window: '1h', limit: 10 })
-    expect(top.map((e) => e.videoId)).toEqual(['7'])
+    expect(top.map((e) => e.itemId)).toEqual(['7'])
     expect(rankings.stats.corruptScores).toBe(2)
   })
 })

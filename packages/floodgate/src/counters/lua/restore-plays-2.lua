@@ -1,16 +1,16 @@
 --[[
-restore-plays-2.lua: puts a video's play count from PostgreSQL back into its Redis
+restore-plays-2.lua: puts an item's play count from PostgreSQL back into its Redis
 counter and its all-time plays ranking score, in one step.
 
-KEYS[1]  play counter STRING of the video (…:ix:{ix:<p>}:plays:<videoId>)
+KEYS[1]  play counter STRING of the item (…:ix:{ix:<p>}:plays:<itemId>)
 KEYS[2]  all-time plays ranking ZSET of the partition (…:rank:{ix:<p>}:all:plays)
-ARGV[1]  ranking member: the video id zero-padded to 20 digits
+ARGV[1]  ranking member: the item id zero-padded to 20 digits
 ARGV[2]  the play count in PostgreSQL (integer >= 0)
 ARGV[3]  K: entries kept in the ranking ZSET (integer >= 1)
 ARGV[4]  mode: 'merge' = counter becomes max(counter, ARGV[2]) (idempotent; plays counted
          since the loss raise it, never lower it), 'replace' = counter becomes ARGV[2]
 
-A counter of 0 removes the video from the ranking ZSET.
+A counter of 0 removes the item from the ranking ZSET.
 Returns: the counter after the step (integer).
 ]]
 --- @include "includes/all-time-score"

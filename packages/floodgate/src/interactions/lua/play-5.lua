@@ -1,18 +1,18 @@
 --[[
-play-5.lua: count a play once per viewer per video per dedupe window. If this
-viewer has not been seen on this video inside the window, increment the play
+play-5.lua: count a play once per viewer per item per dedupe window. If this
+viewer has not been seen on this item inside the window, increment the play
 counter, the rankings, and append an event; otherwise change nothing.
 
-KEYS[1]  dedupe marker STRING (…:ix:{ix:<p>}:seen:<videoId>:<viewer>), lives for the dedupe window
-KEYS[2]  play counter STRING (…:ix:{ix:<p>}:plays:<videoId>)
+KEYS[1]  dedupe marker STRING (…:ix:{ix:<p>}:seen:<itemId>:<viewer>), lives for the dedupe window
+KEYS[2]  play counter STRING (…:ix:{ix:<p>}:plays:<itemId>)
 KEYS[3]  all-time plays ranking ZSET of the partition (…:rank:{ix:<p>}:all:plays)
 KEYS[4]  per-minute bucket key PREFIX (…:rank:{ix:<p>}:min:plays:); the bucket is KEYS[4] .. <unix minute
          from TIME>, same hash tag, same slot
 KEYS[5]  the partition's event STREAM (…:ix:{ix:<p>}:stream)
 
 ARGV[1]  dedupe window (ms)
-ARGV[2]  video id (decimal string)
-ARGV[3]  ranking member: the video id zero-padded to 20 digits
+ARGV[2]  item id (decimal string)
+ARGV[3]  ranking member: the item id zero-padded to 20 digits
 ARGV[4]  viewer: 'u<userId>' or 'a<hash of client IP + user agent>'
 ARGV[5]  top K kept in the all-time ranking ZSET (integer >= 1)
 ARGV[6]  minute bucket TTL (ms)
@@ -20,7 +20,7 @@ ARGV[6]  minute bucket TTL (ms)
 Returns: { counted (1 counted, 0 a repeat inside the window),
            count (the play counter after the call; 0 if it does not exist),
            event id (stream id of the appended event, or '' when not counted) }
-Event fields: k 'play', v video id, w viewer, t Redis time (ms).
+Event fields: k 'play', v item id, w viewer, t Redis time (ms).
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 local fresh = redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1])

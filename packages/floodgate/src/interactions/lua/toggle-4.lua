@@ -1,10 +1,10 @@
 --[[
-toggle-4.lua: set one user's membership (like or favourite) of one video to
+toggle-4.lua: set one user's membership (like or favourite) of one item to
 an absolute state; only if the membership really changed, update the ranking
 and append an event to the partition's stream. Idempotent: a repeated call
 with the same state changes nothing and appends nothing.
 
-KEYS[1]  SET of user ids for this video and kind (…:likes:<videoId> or …:favorites:<videoId>)
+KEYS[1]  SET of user ids for this item and kind (…:likes:<itemId> or …:favorites:<itemId>)
 KEYS[2]  all-time ranking ZSET of the partition (…:rank:{ix:<p>}:all:<metric>); untouched when ARGV[7] = '0'
 KEYS[3]  per-minute bucket key PREFIX of the partition (…:rank:{ix:<p>}:min:<metric>:); the bucket
          is KEYS[3] .. <unix minute from TIME>. It carries the same hash tag as KEYS[1], so it lives in
@@ -13,8 +13,8 @@ KEYS[4]  the partition's event STREAM (…:ix:{ix:<p>}:stream)
 
 ARGV[1]  user id (decimal string)
 ARGV[2]  desired state: '1' member (liked / favourited), '0' not a member
-ARGV[3]  video id (decimal string)
-ARGV[4]  ranking member: the video id zero-padded to 20 digits
+ARGV[3]  item id (decimal string)
+ARGV[4]  ranking member: the item id zero-padded to 20 digits
 ARGV[5]  event kind: 'like' or 'favorite'
 ARGV[6]  top K kept in the all-time ranking ZSET (integer >= 1)
 ARGV[7]  '1' to update the rankings (likes), '0' to skip them (favourites)
@@ -23,7 +23,7 @@ ARGV[8]  minute bucket TTL (ms)
 Returns: { changed (1 membership changed, 0 it was already in that state),
            count (SCARD after the call),
            event id (stream id of the appended event, or '' when unchanged) }
-Event fields: k kind, v video id, u user id, s absolute state (1/0), t Redis time (ms).
+Event fields: k kind, v item id, u user id, s absolute state (1/0), t Redis time (ms).
 XADD never trims (MAXLEN): trimming is the flush consumer's job, below its oldest pending entry.
 ]]
 --- @include "../../redis/lua/includes/now-ms"

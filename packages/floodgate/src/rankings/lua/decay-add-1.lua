@@ -2,13 +2,13 @@
 decay-add-1.lua: records one event in a log-space exponentially decayed score
 (the alternative to minute buckets; one ZADD per event, no re-scoring).
 
-The score of a video is s = log(sum_i exp(lambda * t_i)) over its events
+The score of an item is s = log(sum_i exp(lambda * t_i)) over its events
 t_i (ms since ARGV[3]); at query time T its decayed count is
 exp(s - lambda * T), so ordering by s orders by decayed count without ever
 re-scoring. Update: s' = logaddexp(s, lambda * t) = hi + log(1 + exp(lo - hi)).
 
 KEYS[1]  ZSET of decayed scores for one partition, metric and window
-ARGV[1]  member: the video id zero-padded to 20 digits
+ARGV[1]  member: the item id zero-padded to 20 digits
 ARGV[2]  lambda, decay rate per ms (= ln 2 / half-life in ms), > 0
 ARGV[3]  origin (ms since the Unix epoch) that t is measured from
 ARGV[4]  K: entries to keep (the lowest are trimmed), >= 1
