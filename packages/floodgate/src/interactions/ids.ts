@@ -25,12 +25,3 @@ export function canonicalId(field: string, id: EntityId): string {
   }
   return text
 }
-
-/**
- * The ranking member for an item: its id zero-padded to 20 digits, so ZSET
- * members with equal scores sort numerically by id (a newer, larger id ranks
- * first under ZREVRANGE) instead of by string ("9" above "10").
- */
-export function rankMember(itemId: string): string {
-  return itemId.padStart(20, '0')
-}

@@ -10,7 +10,7 @@ export {
 } from './events.js'
 export { checkEvictionPolicy, type EvictionPolicyReport } from './eviction_policy.js'
 export { createInteractionFlush, type InteractionFlushOptions } from './flush.js'
-export { canonicalId, type EntityId, rankMember } from './ids.js'
+export { canonicalId, type EntityId } from './ids.js'
 export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
 export { InteractionKeys, type RankMetric } from './keys.js'
 export { type InteractionLayout, type InteractionLayoutOptions, interactionLayout } from './layout.js'

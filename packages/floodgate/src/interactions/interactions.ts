@@ -1,9 +1,10 @@
 import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import { toMember } from '../rankings/member.js'
 import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
 import { ReplicationTimeoutError } from './errors.js'
-import { canonicalId, type EntityId, rankMember } from './ids.js'
+import { canonicalId, type EntityId } from './ids.js'
 import { InteractionKeys } from './keys.js'
 import {
   type InteractionOptions,
@@ -134,7 +135,7 @@ export class Interactions {
       [
         this.options.playDedupeWindowMs,
         item,
-        rankMember(item),
+        toMember(item),
         viewer,
         this.options.topK,
         this.options.bucketTtlMs,
@@ -165,7 +166,7 @@ export class Interactions {
         user,
         active ? '1' : '0',
         item,
-        rankMember(item),
+        toMember(item),
         kind,
         this.options.topK,
         kind === 'like' ? '1' : '0',
