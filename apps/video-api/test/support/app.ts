@@ -95,11 +95,11 @@ export async function createAdminTestApp(
   return Object.assign(t, { admin })
 }
 
-/** Another instance of the app on `t`'s database, Redis and prefix; `t.close()` closes it too. */
-export async function secondInstance(
-  t: TestApp,
-  options: Omit<TestAppOptions, 'redis'> = {},
-): Promise<FastifyInstance> {
+/**
+ * Another instance of the app on `t`'s database, Redis and prefix; `t.close()` closes it too.
+ * `options.redis` replaces `t.redis` for this instance (the caller's client: it closes it).
+ */
+export async function secondInstance(t: TestApp, options: TestAppOptions = {}): Promise<FastifyInstance> {
   const app = await buildApp({
     db: t.database.db,
     redis: t.redis,
