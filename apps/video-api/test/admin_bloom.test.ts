@@ -1,41 +1,29 @@
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { BloomFilter } from 'floodgate'
-import { type Cluster, Redis } from 'ioredis'
+import { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AppOptions, buildApp } from '../src/app.js'
 import type { BloomRebuildReport } from '../src/cache/install.js'
 import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
-import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
-import { createTestDatabase, type TestDatabase } from './support/database.js'
+import {
+  createAdminTestApp,
+  createVideo,
+  registerUser,
+  secondInstance,
+  type TestApp,
+  type TestUser,
+} from './support/app.js'
 import { heldSource } from './support/held_source.js'
 import { freePort } from './support/ports.js'
-import { deleteByPrefix, testRedisClient } from './support/redis.js'
 
 // POST /admin/rebuild/bloom on real PostgreSQL and Redis. The filter is not built at start here:
 // only the admin route builds it, so what the gate answers afterwards is the route's doing.
 const BLOOM = { bloomBits: 100_000, bloomHashes: 7 }
 const CACHE = { ...BLOOM, rebuildBloomAtStart: false, redisTimeoutMs: 1000 }
-type User = Awaited<ReturnType<typeof registerUser>>
-
-function appOn(database: TestDatabase, redis: Redis | Cluster, prefix: string, options: Partial<AppOptions>) {
-  return buildApp({ db: database.db, redis, redisPrefix: prefix, jwtSecret: TEST_JWT_SECRET, ...options })
-}
-
-/** An app with the admin in ADMIN_USER_IDS: users are registered on a first app (ids come from the DB). */
-async function withAdmin(build: (adminUserIds: string[]) => Promise<FastifyInstance>) {
-  const tag = randomBytes(3).toString('hex')
-  const first = await build([])
-  const admin = await registerUser(first, `bloom_admin_${tag}`)
-  const user = await registerUser(first, `bloom_user_${tag}`)
-  await first.close()
-  return { app: await build([admin.userId]), admin, user }
-}
 
 const rebuild = (app: FastifyInstance, headers: Record<string, string> = {}) =>
   app.inject({ method: 'POST', url: '/admin/rebuild/bloom', headers })
@@ -51,19 +39,25 @@ async function dbQueries(app: FastifyInstance): Promise<number> {
 }
 
 describe('POST /admin/rebuild/bloom (shared Redis)', () => {
-  const prefix = `vatest:adminbloom:${process.pid}:${randomBytes(3).toString('hex')}`
-  const redis = testRedisClient()
-  let database: TestDatabase
+  let t: TestApp
   let app: FastifyInstance
-  let admin: User
-  let user: User
+  let admin: TestUser
+  let user: TestUser
   const videos: string[] = []
+  const bloomOf = () =>
+    new BloomFilter({
+      redis: t.redis,
+      prefix: t.prefix,
+      name: 'videos',
+      bits: BLOOM.bloomBits,
+      hashes: BLOOM.bloomHashes,
+    })
 
   beforeAll(async () => {
-    database = await createTestDatabase('admin_bloom')
-    ;({ app, admin, user } = await withAdmin((adminUserIds) =>
-      appOn(database, redis, prefix, { cache: CACHE, counters: { adminUserIds } }),
-    ))
+    const built = await createAdminTestApp('admin_bloom', { cache: CACHE })
+    t = built
+    ;({ app, admin } = built)
+    user = await registerUser(app, 'bloom_user')
     for (let i = 0; i < 3; i++) videos.push((await createVideo(app, user.auth)).id)
     const gone = await createVideo(app, user.auth)
     expect(
@@ -72,10 +66,7 @@ describe('POST /admin/rebuild/bloom (shared Redis)', () => {
   }, 60_000)
 
   afterAll(async () => {
-    await app?.close()
-    await database?.close()
-    await deleteByPrefix(redis, prefix)
-    redis.disconnect()
+    await t?.close()
   })
 
   it('401 without a token, 403 for a user not in ADMIN_USER_IDS; the filter stays unbuilt', async () => {
@@ -85,14 +76,7 @@ describe('POST /admin/rebuild/bloom (shared Redis)', () => {
     const notAdmin = await rebuild(app, user.auth)
     expect(notAdmin.statusCode).toBe(403)
     expect(notAdmin.json()).toMatchObject({ code: 'FORBIDDEN' })
-    const bloom = new BloomFilter({
-      redis,
-      prefix,
-      name: 'videos',
-      bits: BLOOM.bloomBits,
-      hashes: BLOOM.bloomHashes,
-    })
-    expect(await bloom.isReady()).toBe(false)
+    expect(await bloomOf().isReady()).toBe(false)
   })
 
   it('builds the filter from PostgreSQL: then a missing id is a 404 without a DB query, live ids are found', async () => {
@@ -119,13 +103,7 @@ describe('POST /admin/rebuild/bloom (shared Redis)', () => {
 
   it('409 while another instance holds the rebuild lock; 200 with a newer generation once it is done', async () => {
     // "another instance": its own filter object on the same keys, rebuilding from a source we hold open
-    const other = new BloomFilter({
-      redis,
-      prefix,
-      name: 'videos',
-      bits: BLOOM.bloomBits,
-      hashes: BLOOM.bloomHashes,
-    })
+    const other = bloomOf()
     const held = heldSource(videos)
     const otherRebuild = other.rebuild(held.source)
     await held.reading
@@ -149,13 +127,13 @@ describe('POST /admin/rebuild/bloom (shared Redis)', () => {
   })
 
   it('503 (not 500) when PostgreSQL fails mid-rebuild; the served generation keeps answering', async () => {
-    await sql`alter table videos rename to videos_away`.execute(database.db)
+    await sql`alter table videos rename to videos_away`.execute(t.database.db)
     try {
       const res = await rebuild(app, admin.auth)
       expect(res.statusCode, res.body).toBe(503)
       expect(res.json().detail).toMatch(/PostgreSQL/)
     } finally {
-      await sql`alter table videos_away rename to videos`.execute(database.db)
+      await sql`alter table videos_away rename to videos`.execute(t.database.db)
     }
     const quiet = await dbQueries(app)
     expect((await app.inject({ method: 'GET', url: '/videos/800000200' })).statusCode).toBe(404)
@@ -173,7 +151,7 @@ describe('POST /admin/rebuild/bloom (shared Redis)', () => {
   })
 
   it('404 on an instance without the read cache', async () => {
-    const uncached = await appOn(database, redis, prefix, { counters: { adminUserIds: [admin.userId] } })
+    const uncached = await secondInstance(t, { counters: { adminUserIds: [admin.userId] } })
     try {
       const res = await rebuild(uncached, admin.auth)
       expect(res.statusCode).toBe(404)
@@ -197,29 +175,27 @@ describe('POST /admin/rebuild/bloom (private Redis: slow, then down)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'va-admin-bloom-'))
   let port: number
   let server: LocalRedis
-  let database: TestDatabase
   let redis: Redis
+  let t: TestApp
   let app: FastifyInstance
-  let admin: User
+  let admin: TestUser
 
   beforeAll(async () => {
     port = await freePort()
     server = await startLocalRedis(dir, port)
-    database = await createTestDatabase('admin_bloom_down')
     redis = new Redis(`redis://127.0.0.1:${port}`, { maxRetriesPerRequest: 1 })
     redis.on('error', () => {})
-    ;({ app, admin } = await withAdmin((adminUserIds) =>
-      appOn(database, redis, 'vab', {
-        cache: { ...CACHE, bloomRebuildTimeoutMs: 200 },
-        counters: { adminUserIds },
-      }),
-    ))
+    const built = await createAdminTestApp('admin_bloom_down', {
+      redis,
+      cache: { ...CACHE, bloomRebuildTimeoutMs: 200 },
+    })
+    t = built
+    ;({ app, admin } = built)
   }, 60_000)
 
   afterAll(async () => {
-    await app?.close()
+    await t?.close()
     redis?.disconnect()
-    await database?.close()
     await server?.stop()
     rmSync(dir, { recursive: true, force: true })
   })
@@ -240,14 +216,12 @@ describe('POST /admin/rebuild/bloom (private Redis: slow, then down)', () => {
   })
 
   it('a rebuild longer than CONNECTION_TIMEOUT_MS still answers over a real socket (bloom and counters)', async () => {
-    // the idle timeout (100 ms) used to cut the socket of a rebuild still running: no answer at all
-    const slow = await withAdmin((adminUserIds) =>
-      appOn(database, redis, 'vab_slow', {
-        cache: { ...CACHE, bloomRebuildTimeoutMs: 30_000 },
-        counters: { adminUserIds },
-        connectionTimeoutMs: 100,
-      }),
-    )
+    // the socket idles past the idle timeout (100 ms) while the rebuild runs: the answer must still come
+    const slow = await createAdminTestApp('admin_bloom_slow', {
+      redis,
+      cache: { ...CACHE, bloomRebuildTimeoutMs: 30_000 },
+      connectionTimeoutMs: 100,
+    })
     const blocker = new Redis(`redis://127.0.0.1:${port}`)
     try {
       const base = await slow.app.listen({ port: 0, host: '127.0.0.1' })
@@ -261,7 +235,7 @@ describe('POST /admin/rebuild/bloom (private Redis: slow, then down)', () => {
       }
     } finally {
       blocker.disconnect()
-      await slow.app.close()
+      await slow.close()
     }
   })
 

@@ -6,10 +6,8 @@ import type { FastifyInstance } from 'fastify'
 import { createRedisClient, type RedisClient } from 'floodgate'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
 import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
-import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
-import { createTestDatabase, type TestDatabase } from './support/database.js'
+import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
 import { freePort } from './support/ports.js'
 
 // A burst of GETs of ids that do not exist, on a private Redis (INFO commandstats counts this
@@ -20,8 +18,10 @@ const BURST = 5_000
 const dir = mkdtempSync(join(tmpdir(), 'va-bloom-burst-'))
 let server: LocalRedis
 let redis: RedisClient
-let database: TestDatabase
+let t: TestApp
 let app: FastifyInstance
+/** The app's key prefix (`t.prefix`). */
+let prefix: string
 
 /** Teardown steps, run last-registered first. */
 const teardown: (() => unknown)[] = []
@@ -33,12 +33,11 @@ beforeAll(async () => {
     () => rmSync(dir, { recursive: true, force: true }),
     () => server.stop(),
   )
-  database = await createTestDatabase('bloom_burst')
-  teardown.push(() => database.close())
   redis = createRedisClient(server.url)
   teardown.push(() => redis.disconnect())
-  app = await buildApp({ db: database.db, redis, redisPrefix: 'vbb', jwtSecret: TEST_JWT_SECRET, cache: {} })
-  teardown.push(() => app.close())
+  t = await createTestApp('bloom_burst', { redis, cache: {} })
+  teardown.push(() => t.close())
+  ;({ app, prefix } = t)
 }, 60_000)
 
 afterAll(async () => {
@@ -74,8 +73,10 @@ describe('a burst of GETs of missing ids', () => {
     const owner = await registerUser(app, 'burst_owner')
     const video = await createVideo(app, owner.auth)
     // the start rebuild built the filter; a replica, where the app has one, has loaded it
-    await until(async () => (await redis.keys('vbb:bloom:*:meta')).length === 1)
-    await until(async () => (await redis.hget((await redis.keys('vbb:bloom:*:meta'))[0]!, 'ready')) !== null)
+    await until(async () => (await redis.keys(`${prefix}:bloom:*:meta`)).length === 1)
+    await until(
+      async () => (await redis.hget((await redis.keys(`${prefix}:bloom:*:meta`))[0]!, 'ready')) !== null,
+    )
     await until(async () => !/^floodgate_bloom_replica_state\{filter="videos"\} [02]$/m.test(await metrics()))
     expect((await app.inject({ method: 'GET', url: `/videos/${video.id}` })).statusCode).toBe(200)
 
@@ -91,7 +92,7 @@ describe('a burst of GETs of missing ids', () => {
     const calls = await commandCalls()
     const queries = (await dbQueries()) - queriesBefore
     // keys of the burst's ids (the video read above has its own entry)
-    const negativeKeys = (await redis.keys('vbb:c:video:*8000*')).length
+    const negativeKeys = (await redis.keys(`${prefix}:c:video:*8000*`)).length
     console.log('burst of missing ids', {
       burst: BURST,
       burstMs: Math.round(burstMs),

@@ -4,14 +4,12 @@ import type { FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
-import { createTestApp, createVideo, registerUser, TEST_JWT_SECRET, type TestApp } from './support/app.js'
+import { createTestApp, createVideo, registerUser, secondInstance, type TestApp } from './support/app.js'
 import type { TestDatabase } from './support/database.js'
 
 let t: TestApp
 let app: FastifyInstance
 let database: TestDatabase
-let prefix: string
 let alice: Awaited<ReturnType<typeof registerUser>>
 let bob: Awaited<ReturnType<typeof registerUser>>
 let video: string
@@ -22,7 +20,7 @@ beforeAll(async () => {
     interactions: { partitions: 4, playDedupeWindowMs: 300 },
     interactionFlush: { blockMs: 100, batchSize: 200 },
   })
-  ;({ app, database, prefix } = t)
+  ;({ app, database } = t)
   alice = await registerUser(app, `alice_${randomBytes(3).toString('hex')}`)
   bob = await registerUser(app, `bob_${randomBytes(3).toString('hex')}`)
   video = (await createVideo(app, alice.auth)).id
@@ -144,12 +142,7 @@ describe('Redis unavailable', () => {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
     })
-    const offline = await buildApp({
-      db: database.db,
-      redis: dead,
-      redisPrefix: prefix,
-      jwtSecret: TEST_JWT_SECRET,
-    })
+    const offline = await secondInstance(t, { redis: dead })
     try {
       const res = await offline.inject({ method: 'PUT', url: `/videos/${video}/like`, headers: bob.auth })
       expect(res.statusCode).toBe(503)

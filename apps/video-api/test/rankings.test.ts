@@ -1,40 +1,23 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
-import { InteractionKeys, toMember } from 'floodgate'
-import type { Cluster, Redis } from 'ioredis'
+import { InteractionKeys, type RedisClient, toMember } from 'floodgate'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { buildApp } from '../src/app.js'
-import { createVideo, registerUser, TEST_JWT_SECRET } from './support/app.js'
-import { createTestDatabase, type TestDatabase } from './support/database.js'
-import { deleteByPrefix, testRedisClient } from './support/redis.js'
+import { createAdminTestApp, createVideo, registerUser, type TestApp, type TestUser } from './support/app.js'
 
 // Issue test 7 at the service level (order, ties, window expiry, deleted/private skipped),
 // plus counts in payloads, the stale fallback, /me lists and the admin endpoints.
+let t: TestApp
 let app: FastifyInstance
-let database: TestDatabase
-let redis: Redis | Cluster
-const prefix = `vatest:rank:${process.pid}:${randomBytes(3).toString('hex')}`
-const keys = new InteractionKeys(prefix, 4)
-type User = Awaited<ReturnType<typeof registerUser>>
-let alice: User
-let admin: User
-const fans: User[] = []
+let redis: RedisClient
+let prefix: string
+let keys: InteractionKeys
+let alice: TestUser
+let admin: TestUser
+const fans: TestUser[] = []
 const v: string[] = []
 
-function build(adminUserIds: string[] = []) {
-  return buildApp({
-    db: database.db,
-    redis,
-    redisPrefix: prefix,
-    jwtSecret: TEST_JWT_SECRET,
-    interactions: { partitions: 4 },
-    interactionFlush: { blockMs: 50, batchSize: 500 },
-    counters: { adminUserIds },
-  })
-}
-
-const like = (video: string, user: User) =>
+const like = (video: string, user: TestUser) =>
   app.inject({ method: 'PUT', url: `/videos/${video}/like`, headers: user.auth })
 const hot = async (query: string, headers: Record<string, string> = {}) => {
   const res = await app.inject({ method: 'GET', url: `/rankings/hot?${query}`, headers })
@@ -56,15 +39,16 @@ async function reconcileClean(timeoutMs = 15_000) {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('rank')
-  redis = testRedisClient()
-  app = await build()
+  const built = await createAdminTestApp('rank', {
+    interactions: { partitions: 4 },
+    interactionFlush: { blockMs: 50, batchSize: 500 },
+  })
+  t = built
+  ;({ app, redis, prefix, admin } = built)
+  keys = new InteractionKeys(prefix, 4)
   const tag = randomBytes(3).toString('hex')
   alice = await registerUser(app, `alice_${tag}`)
-  admin = await registerUser(app, `admin_${tag}`)
   for (let i = 0; i < 5; i++) fans.push(await registerUser(app, `fan${i}_${tag}`))
-  await app.close()
-  app = await build([admin.userId])
   for (let i = 0; i < 6; i++) v.push((await createVideo(app, alice.auth)).id)
   // likes: v0 2, v1 3, v2 2 (ties v0, newer), v3 5 (deleted below), v4 4 (made private below), v5 0
   const plan: [number, number][] = [
@@ -89,11 +73,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await app.close()
-  await deleteByPrefix(redis, prefix)
-  await redis.del(`{${prefix}:epoch}:rebuild`, `{${prefix}:epoch}:rebuild:fence`)
-  redis.disconnect()
-  await database.close()
+  await t?.close()
 })
 
 describe('GET /rankings/hot', () => {

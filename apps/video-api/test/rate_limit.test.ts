@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { KeySpace, type RateLimitMode, type RateLimitPolicy, rateLimitKeys } from 'floodgate'
-import type { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
 import { addressKey, ipv6Groups } from '../src/rate_limit/client_key.js'
 import { parseRouteQuotas } from '../src/rate_limit/quotas.js'
-import { registerUser, TEST_JWT_SECRET } from './support/app.js'
-import { createTestDatabase, type TestDatabase } from './support/database.js'
-import { deleteByPrefix, testRedisClient } from './support/redis.js'
+import { createTestApp, registerUser, secondInstance, type TestApp } from './support/app.js'
 
 // Headers and 429s of the rate-limit plugin, on the real Redis (unique key prefix per app).
 const quotas = {
@@ -22,10 +18,11 @@ const quotas = {
 /** An anonymous read that needs neither the database nor Redis (the probes are not limited). */
 const CHEAP_READ = '/docs/json'
 
-let database: TestDatabase
-let redis: Redis | Cluster
-const apps: FastifyInstance[] = []
-const prefixes: string[] = []
+/** The database, Redis and key prefix every app of this file shares (its own app has no limiter). */
+let t: TestApp
+
+/** A rate-limit prefix of its own under `t.prefix` (so `t.close()` deletes its keys). */
+const limiterPrefix = () => `${t.prefix}:rl-${randomBytes(3).toString('hex')}`
 
 /** An app with the test quotas on its own prefix; `mode` unset runs RATE_LIMIT_MODE's default. */
 async function appWith(
@@ -36,36 +33,25 @@ async function appWith(
   } = {},
 ): Promise<FastifyInstance> {
   const { trustProxy = false, shared, mode } = options
-  const prefix = shared?.prefix ?? `vatest-rl-${process.pid}-${randomBytes(3).toString('hex')}`
-  prefixes.push(prefix)
-  const app = await buildApp({
-    db: database.db,
-    redis,
-    jwtSecret: TEST_JWT_SECRET,
+  return secondInstance(t, {
     trustProxy,
     // failClosed answers 429 when Redis is slower than timeoutMs: roomy, so a loaded machine cannot fake a limit
     rateLimit: {
-      prefix,
+      prefix: shared?.prefix ?? limiterPrefix(),
       quotas: shared?.quotas ?? quotas,
       fallback: 'failClosed',
       timeoutMs: 10_000,
       ...(mode ? { mode } : {}),
     },
   })
-  apps.push(app)
-  return app
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase('ratelimit')
-  redis = testRedisClient()
+  t = await createTestApp('ratelimit')
 })
 
 afterAll(async () => {
-  for (const app of apps) await app.close()
-  for (const prefix of prefixes) await deleteByPrefix(redis, `${prefix}:`)
-  redis.disconnect()
-  await database.close()
+  await t.close()
 })
 
 const policyOf = (limit: number): RateLimitPolicy => ({
@@ -186,7 +172,7 @@ describe('rate-limit plugin', () => {
 
 describe('rate-limit plugin, default mode (leased)', () => {
   it('two instances admit one quota between them, r never above what is left, slices given back on close', async () => {
-    const prefix = `vatest-rl-leased-${process.pid}-${randomBytes(3).toString('hex')}`
+    const prefix = limiterPrefix()
     const shared = { prefix, quotas: { ...quotas, anonymous: { limit: 20, windowMs: 60_000 } } }
     const a = await appWith({ shared })
     const b = await appWith({ shared })
@@ -204,7 +190,7 @@ describe('rate-limit plugin, default mode (leased)', () => {
     const other = '198.51.100.78'
     expect((await c.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: other })).statusCode).toBe(200)
     const [even, odd] = rateLimitKeys(new KeySpace(prefix), { ...policyOf(20) }, addressKey(other))
-    const held = async () => Number((await redis.get(even!)) ?? 0) + Number((await redis.get(odd!)) ?? 0)
+    const held = async () => Number((await t.redis.get(even!)) ?? 0) + Number((await t.redis.get(odd!)) ?? 0)
     expect(await held()).toBe(5)
     await c.close()
     expect(await held()).toBe(1)

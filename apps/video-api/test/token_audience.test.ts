@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../src/app.js'
-import { createTestApp, registerUser, TEST_JWT_SECRET, type TestApp } from './support/app.js'
+import { createTestApp, registerUser, secondInstance, type TestApp } from './support/app.js'
 
 // Two databases, one JWT secret (as with one DATA_DIR/jwt-secret): user ids collide (both start at 1).
 let a: TestApp
@@ -11,15 +10,9 @@ beforeAll(async () => {
   a = await createTestApp('aud_a')
   b = await createTestApp('aud_b')
   // a second instance on database A
-  a2 = await buildApp({
-    db: a.database.db,
-    redis: a.redis,
-    redisPrefix: a.prefix,
-    jwtSecret: TEST_JWT_SECRET,
-  })
+  a2 = await secondInstance(a)
 })
 afterAll(async () => {
-  await a2?.close()
   await a?.close()
   await b?.close()
 })

@@ -1,24 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fullJitterDelayMs } from '../backoff/index.js'
-import { logError } from '../observability/index.js'
 import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { RedisClient } from '../redis/types.js'
+import { logConsumerEvent } from './consumer_log.js'
+import {
+  ackEntries,
+  autoClaim,
+  createGroups,
+  deadLetter,
+  deliveryCount,
+  heartbeatMembers,
+  readGroup,
+} from './group_commands.js'
+import { trimAndMeasureLag } from './lag.js'
 import { ConsumerMetrics } from './metrics.js'
 import {
   type ResolvedConsumerOptions,
   resolveConsumerOptions,
   type StreamConsumerOptions,
 } from './options.js'
-import { parseAutoClaimReply, parseDeliveryCount, parseReadReply } from './replies.js'
-import {
-  deadLetterReply,
-  deadLetterScript,
-  membersReply,
-  membersScript,
-  trimReply,
-  trimScript,
-} from './scripts.js'
-import { parseStreamId } from './stream_id.js'
 import type { ConsumerEvent, LagSnapshot, StreamEntry, StreamSource } from './types.js'
 
 /** Counters since start, for tests and benchmarks. */
@@ -140,41 +140,16 @@ export class StreamGroupConsumer {
 
   /** Creates the group on every stream (at id 0, with MKSTREAM) where it is missing. */
   async ensureGroups(): Promise<void> {
-    await Promise.all(
-      this.options.sources.map((s) =>
-        this.redis.call('XGROUP', 'CREATE', s.stream, this.options.group, '0', 'MKSTREAM').catch((error) => {
-          if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error
-        }),
-      ),
-    )
+    await createGroups(this.redis, this.options.sources, this.options.group)
   }
 
   /** Trims acknowledged entries on every stream and reports the group's lag (also to the gauges). */
   async maintain(): Promise<LagSnapshot> {
-    const replies = await Promise.all(
-      this.options.sources.map((s) => trimScript.run(this.redis, [s.stream], [this.options.group])),
+    const { lag, undeliveredAgesMs } = await trimAndMeasureLag(
+      this.redis,
+      this.options.sources,
+      this.options.group,
     )
-    const lag: LagSnapshot = {
-      length: 0,
-      pending: 0,
-      undelivered: 0,
-      oldestPendingAgeMs: 0,
-      oldestUndeliveredAgeMs: 0,
-      trimmed: 0,
-    }
-    const undeliveredAges: number[] = []
-    for (const reply of replies.map(trimReply)) {
-      lag.trimmed += reply.trimmed
-      lag.length += reply.length
-      lag.pending += reply.pending
-      lag.undelivered += reply.undelivered
-      lag.oldestPendingAgeMs = Math.max(lag.oldestPendingAgeMs, ageMs(reply.oldestPendingId, reply.nowMs))
-      undeliveredAges.push(ageMs(reply.firstUndeliveredId, reply.nowMs))
-      lag.oldestUndeliveredAgeMs = Math.max(
-        lag.oldestUndeliveredAgeMs,
-        ageMs(reply.firstUndeliveredId, reply.nowMs),
-      )
-    }
     this.metrics?.lag(lag)
     if (this.options.membersKey !== undefined) {
       // help with another member's streams whose new entries wait longer than helpAfterMs (their
@@ -182,7 +157,7 @@ export class StreamGroupConsumer {
       // partitions by about helpAfterMs, not by memberTtlMs
       const own = new Set(this.assigned)
       this.helping = this.options.sources.filter(
-        (s, i) => !own.has(s) && (undeliveredAges[i] ?? 0) >= this.options.helpAfterMs,
+        (s, i) => !own.has(s) && (undeliveredAgesMs[i] ?? 0) >= this.options.helpAfterMs,
       )
     }
     return lag
@@ -203,8 +178,7 @@ export class StreamGroupConsumer {
   private async heartbeat(): Promise<void> {
     const { membersKey, memberTtlMs, sources } = this.options
     if (membersKey === undefined) return
-    const reply = await membersScript.run(this.redis, [membersKey], [this.name, memberTtlMs])
-    const members = membersReply(reply, this.name)
+    const members = await heartbeatMembers(this.redis, membersKey, this.name, memberTtlMs)
     this.memberCount = members.length
     const assigned = sources.filter((_, i) => members[i % members.length] === this.name)
     const changed =
@@ -286,29 +260,19 @@ export class StreamGroupConsumer {
     )
   }
 
-  private async read(streams: readonly string[], count: number, blockMs: number | undefined) {
-    const args: (string | number)[] = ['GROUP', this.options.group, this.name, 'COUNT', count]
-    if (blockMs !== undefined) args.push('BLOCK', blockMs)
-    args.push('STREAMS', ...streams, ...streams.map(() => '>'))
-    return parseReadReply(await this.redis.call('XREADGROUP', ...args))
+  private read(streams: readonly string[], count: number, blockMs: number | undefined) {
+    return readGroup(this.redis, this.options.group, this.name, streams, count, blockMs)
   }
 
   /** XAUTOCLAIM over every stream, resuming each stream's cursor from the previous round. */
   private async claim(): Promise<StreamEntry[]> {
     const replies = await Promise.all(
       this.options.sources.map(async (s) => {
-        const cursor = this.claimCursors.get(s.stream) ?? '0-0'
-        const reply = await this.redis.call(
-          'XAUTOCLAIM',
-          s.stream,
-          this.options.group,
-          this.name,
-          this.options.claimIdleMs,
-          cursor,
-          'COUNT',
-          this.options.batchSize,
-        )
-        const parsed = parseAutoClaimReply(s.stream, reply)
+        const parsed = await autoClaim(this.redis, s.stream, this.options.group, this.name, {
+          idleMs: this.options.claimIdleMs,
+          cursor: this.claimCursors.get(s.stream) ?? '0-0',
+          count: this.options.batchSize,
+        })
         this.claimCursors.set(s.stream, parsed.cursor)
         return parsed
       }),
@@ -362,16 +326,8 @@ export class StreamGroupConsumer {
 
   /** XACK per stream. A failed ack only means a later redelivery, which the idempotent handler absorbs. */
   private async ack(entries: readonly StreamEntry[]): Promise<void> {
-    const byStream = new Map<string, string[]>()
-    for (const e of entries) {
-      const ids = byStream.get(e.stream)
-      if (ids) ids.push(e.id)
-      else byStream.set(e.stream, [e.id])
-    }
     try {
-      await Promise.all(
-        [...byStream].map(([stream, ids]) => this.redis.call('XACK', stream, this.options.group, ...ids)),
-      )
+      await ackEntries(this.redis, this.options.group, entries)
     } catch (error) {
       this.emit({ type: 'error', phase: 'ack', error })
     }
@@ -380,9 +336,7 @@ export class StreamGroupConsumer {
   /** A poison entry: leave it pending for a later delivery, or dead-letter it after `maxDeliveries`. */
   private async reject(entry: StreamEntry, error: unknown): Promise<void> {
     try {
-      const deliveries = parseDeliveryCount(
-        await this.redis.call('XPENDING', entry.stream, this.options.group, entry.id, entry.id, 1),
-      )
+      const deliveries = await deliveryCount(this.redis, this.options.group, entry)
       if (deliveries < this.options.maxDeliveries) {
         this.stats.rejected++
         this.emit({ type: 'rejected', stream: entry.stream, id: entry.id, deliveries, error })
@@ -390,12 +344,12 @@ export class StreamGroupConsumer {
       }
       const source = this.options.sources.find((s) => s.stream === entry.stream)
       if (!source) return
-      const moved = await deadLetterScript.run(
-        this.redis,
-        [source.stream, source.deadLetter],
-        [this.options.group, entry.id, describe(error), deliveries, this.name],
-      )
-      if (deadLetterReply(moved) === 'moved') {
+      const moved = await deadLetter(this.redis, source, this.options.group, entry, {
+        error,
+        deliveries,
+        consumer: this.name,
+      })
+      if (moved === 'moved') {
         this.stats.deadLettered++
         this.metrics?.deadLetter()
         this.emit({ type: 'dead-lettered', stream: entry.stream, id: entry.id, deliveries, error })
@@ -406,7 +360,7 @@ export class StreamGroupConsumer {
   }
 
   private emit(event: ConsumerEvent): void {
-    this.log(event)
+    logConsumerEvent(this.options.logger, this.options.group, this.name, event)
     try {
       this.options.onEvent?.(event)
     } catch {
@@ -414,43 +368,9 @@ export class StreamGroupConsumer {
     }
   }
 
-  private log(event: ConsumerEvent): void {
-    const logger = this.options.logger
-    if (logger === undefined) return
-    const group = this.options.group
-    const fields = { primitive: 'streamConsumer', group, consumer: this.name }
-    if (event.type === 'error' && event.phase === 'dead-letter')
-      logError(logger, { ...fields, err: event.error }, `stream consumer ${group}: dead-letter write failed`)
-    else if (event.type === 'error')
-      logger.warn(
-        { ...fields, phase: event.phase, err: event.error },
-        `stream consumer ${group}: ${event.phase} failed`,
-      )
-    else if (event.type === 'dead-lettered')
-      logger.warn(
-        { ...fields, stream: event.stream, id: event.id, deliveries: event.deliveries, err: event.error },
-        `stream consumer ${group}: entry ${event.id} dead-lettered after ${event.deliveries} deliveries`,
-      )
-  }
-
   private async pause(ms: number): Promise<void> {
     await sleep(ms, undefined, { signal: this.abort.signal }).catch(() => undefined)
   }
-}
-
-function ageMs(id: string, nowMs: number): number {
-  const parts = id === '' ? undefined : parseStreamId(id)
-  return parts ? Math.max(0, nowMs - Number(parts.ms)) : 0
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code
-    return code === undefined
-      ? `${error.name}: ${error.message}`
-      : `${error.name} [${String(code)}]: ${error.message}`
-  }
-  return String(error)
 }
 
 /** A dedicated connection whose command timeout outlasts a blocking read; it queues while reconnecting. */

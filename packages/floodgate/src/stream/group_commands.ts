@@ -1,0 +1,116 @@
+import type { RedisClient } from '../redis/types.js'
+import { parseAutoClaimReply, parseDeliveryCount, parseReadReply } from './replies.js'
+import { deadLetterReply, deadLetterScript, membersReply, membersScript } from './scripts.js'
+import type { StreamEntry, StreamSource } from './types.js'
+
+// The Redis commands a StreamGroupConsumer sends, one function each, replies parsed.
+
+/** Creates `group` on every stream (at id 0, with MKSTREAM) where it is missing. */
+export async function createGroups(
+  redis: RedisClient,
+  sources: readonly StreamSource[],
+  group: string,
+): Promise<void> {
+  await Promise.all(
+    sources.map((s) =>
+      redis.call('XGROUP', 'CREATE', s.stream, group, '0', 'MKSTREAM').catch((error) => {
+        if (!String((error as Error).message).startsWith('BUSYGROUP')) throw error
+      }),
+    ),
+  )
+}
+
+/** XREADGROUP of up to `count` new entries per stream; `blockMs` set = a blocking read (ms). */
+export async function readGroup(
+  redis: RedisClient,
+  group: string,
+  consumer: string,
+  streams: readonly string[],
+  count: number,
+  blockMs: number | undefined,
+): Promise<StreamEntry[]> {
+  const args: (string | number)[] = ['GROUP', group, consumer, 'COUNT', count]
+  if (blockMs !== undefined) args.push('BLOCK', blockMs)
+  args.push('STREAMS', ...streams, ...streams.map(() => '>'))
+  return parseReadReply(await redis.call('XREADGROUP', ...args))
+}
+
+/** One XAUTOCLAIM page of entries idle for `idleMs` (ms) on any consumer, from `cursor`. */
+export async function autoClaim(
+  redis: RedisClient,
+  stream: string,
+  group: string,
+  consumer: string,
+  options: { idleMs: number; cursor: string; count: number },
+): Promise<{ cursor: string; entries: StreamEntry[]; deleted: number }> {
+  const reply = await redis.call(
+    'XAUTOCLAIM',
+    stream,
+    group,
+    consumer,
+    options.idleMs,
+    options.cursor,
+    'COUNT',
+    options.count,
+  )
+  return parseAutoClaimReply(stream, reply)
+}
+
+/** XACK per stream. @throws the Redis error of a failed XACK. */
+export async function ackEntries(
+  redis: RedisClient,
+  group: string,
+  entries: readonly StreamEntry[],
+): Promise<void> {
+  const byStream = new Map<string, string[]>()
+  for (const e of entries) {
+    const ids = byStream.get(e.stream)
+    if (ids) ids.push(e.id)
+    else byStream.set(e.stream, [e.id])
+  }
+  await Promise.all([...byStream].map(([stream, ids]) => redis.call('XACK', stream, group, ...ids)))
+}
+
+/** How often `entry` was delivered (XPENDING); 0 when it is not pending. */
+export async function deliveryCount(redis: RedisClient, group: string, entry: StreamEntry): Promise<number> {
+  return parseDeliveryCount(await redis.call('XPENDING', entry.stream, group, entry.id, entry.id, 1))
+}
+
+/**
+ * Moves a pending entry to its source's dead-letter stream with why and by whom, acknowledging it
+ * in the same script (`dead-letter-2.lua`): `moved`, or `notPending` when it no longer was.
+ */
+export async function deadLetter(
+  redis: RedisClient,
+  source: StreamSource,
+  group: string,
+  entry: StreamEntry,
+  failure: { error: unknown; deliveries: number; consumer: string },
+): Promise<'moved' | 'notPending'> {
+  const reply = await deadLetterScript.run(
+    redis,
+    [source.stream, source.deadLetter],
+    [group, entry.id, describe(failure.error), failure.deliveries, failure.consumer],
+  )
+  return deadLetterReply(reply)
+}
+
+/** Beats `consumer`'s heartbeat in the member set (kept `ttlMs`, ms); the live members, sorted. */
+export async function heartbeatMembers(
+  redis: RedisClient,
+  membersKey: string,
+  consumer: string,
+  ttlMs: number,
+): Promise<string[]> {
+  return membersReply(await membersScript.run(redis, [membersKey], [consumer, ttlMs]), consumer)
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code
+    return code === undefined
+      ? `${error.name}: ${error.message}`
+      : `${error.name} [${String(code)}]: ${error.message}`
+  }
+  return String(error)
+}
