@@ -14,6 +14,7 @@ import {
 } from 'floodgate'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { videoInteractionTables } from '../../apps/video-api/src/interactions/tables.js'
 import { deleteByPrefix } from '../support/redis_keys.js'
 import { spawnTs } from '../support/spawn_ts.js'
 
@@ -21,6 +22,8 @@ const QUICK = process.argv.includes('--quick')
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const PARTITIONS = 16
+/** video-api's schema, which the fresh schema below reproduces. */
+const TABLES = videoInteractionTables
 const VIDEOS = 1000
 const TOGGLES = QUICK ? 5_000 : 30_000
 const FLUSH_EVENTS = QUICK ? 10_000 : 50_000
@@ -41,7 +44,7 @@ async function freshSchema(): Promise<{ schema: string; pool: pg.Pool }> {
   await admin.query(`SET search_path = ${schema}`)
   await admin.query('CREATE TABLE videos (id bigint PRIMARY KEY)')
   await admin.query('INSERT INTO videos SELECT generate_series(1, $1::int)', [VIDEOS])
-  for (const statement of interactionSchemaSql()) await admin.query(statement)
+  for (const statement of interactionSchemaSql(TABLES)) await admin.query(statement)
   await admin.query('SET search_path = public')
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
   return { schema, pool }
@@ -112,7 +115,13 @@ async function flushBench(batchSize: number, mode: 'set-based' | 'per-event') {
   const db = pgPoolDatabase(pool)
   const consumer =
     mode === 'set-based'
-      ? createInteractionFlush(redis, db, { prefix, partitions: PARTITIONS, batchSize, blockMs: 50 })
+      ? createInteractionFlush(redis, db, {
+          prefix,
+          partitions: PARTITIONS,
+          tables: TABLES,
+          batchSize,
+          blockMs: 50,
+        })
       : perEventConsumer(prefix, pool, batchSize)
   const started = performance.now()
   consumer.start()
@@ -127,7 +136,7 @@ async function flushBench(batchSize: number, mode: 'set-based' | 'per-event') {
 /** Baseline: the same stream and order-safe SQL, but one transaction per event (no set-based batch). */
 function perEventConsumer(prefix: string, pool: pg.Pool, batchSize: number): StreamGroupConsumer {
   const keys = new InteractionKeys(prefix, PARTITIONS)
-  const applier = new InteractionApplier()
+  const applier = new InteractionApplier(TABLES)
   const db = pgPoolDatabase(pool)
   return new StreamGroupConsumer(redis, {
     sources: keys.allPartitions().map((p) => ({ stream: keys.stream(p), deadLetter: keys.dead(p) })),
@@ -145,7 +154,7 @@ async function lagBench() {
   const prefix = `bench:flush:${randomBytes(4).toString('hex')}`
   const { schema, pool } = await freshSchema()
   const keys = new InteractionKeys(prefix, PARTITIONS)
-  const applier = new InteractionApplier()
+  const applier = new InteractionApplier(TABLES)
   const db = pgPoolDatabase(pool)
   const lags: number[] = []
   const batches: number[] = []
