@@ -1,6 +1,6 @@
 import { KeySpace } from '../redis/key_space.js'
 import { integerIn } from '../validation/index.js'
-import { interactionDefaults } from './options.js'
+import { interactionDefaults } from './defaults.js'
 
 const COUNTED = new Set(['likes', 'favorites', 'plays'])
 

@@ -1,6 +1,6 @@
 import { integerIn } from '../validation/index.js'
+import { interactionDefaults } from './defaults.js'
 import { InteractionKeys } from './keys.js'
-import { interactionDefaults } from './options.js'
 import { type InteractionTables, type InteractionTablesOptions, resolveTables } from './tables.js'
 
 /**
