@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { deleteByPrefix, dropSchema } from '@floodgate/test-support'
 import {
   createInteractionFlush,
   InteractionApplier,
@@ -15,7 +16,6 @@ import {
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { videoInteractionTables } from '../../apps/video-api/src/interactions/tables.js'
-import { deleteByPrefix } from '../support/redis_keys.js'
 import { spawnTs } from '../support/spawn_ts.js'
 
 const QUICK = process.argv.includes('--quick')
@@ -50,9 +50,9 @@ async function freshSchema(): Promise<{ schema: string; pool: pg.Pool }> {
   return { schema, pool }
 }
 
-async function dropSchema(schema: string, pool: pg.Pool): Promise<void> {
+async function dropFreshSchema(schema: string, pool: pg.Pool): Promise<void> {
   await pool.end()
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+  await dropSchema(schema, DATABASE_URL)
 }
 
 async function runLanes(total: number, lanes: number, op: (i: number) => Promise<unknown>): Promise<number> {
@@ -129,7 +129,7 @@ async function flushBench(batchSize: number, mode: 'set-based' | 'per-event') {
   const seconds = (performance.now() - started) / 1000
   await consumer.stop()
   await deleteByPrefix(redis, prefix)
-  await dropSchema(schema, pool)
+  await dropFreshSchema(schema, pool)
   return { mode, batchSize, events, seconds: +seconds.toFixed(2), eventsPerSec: Math.round(events / seconds) }
 }
 
@@ -187,7 +187,7 @@ async function lagBench() {
   await waitDrained(consumer)
   await consumer.stop()
   await deleteByPrefix(redis, prefix)
-  await dropSchema(schema, pool)
+  await dropFreshSchema(schema, pool)
   const produced = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { sent?: number; events?: number }
   lags.sort((a, b) => a - b)
   batches.sort((a, b) => a - b)
