@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../errors/index.js'
-import { positiveInteger } from '../validation/index.js'
+import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import { interactionDefaults } from './defaults.js'
 import { interactionLayout } from './layout.js'
 
@@ -66,12 +65,7 @@ export function resolveInteractionOptions(options: InteractionOptions): Resolved
   positiveInteger('bucketTtlMs', o.bucketTtlMs)
   const wait = options.waitForReplicas
   if (wait !== undefined) {
-    if (!Number.isSafeInteger(wait.replicas) || wait.replicas < 0) {
-      throw new InvalidArgumentError(
-        'waitForReplicas.replicas',
-        `must be an integer >= 0, got ${wait.replicas}`,
-      )
-    }
+    nonNegativeInteger('waitForReplicas.replicas', wait.replicas)
     positiveInteger('waitForReplicas.timeoutMs', wait.timeoutMs)
   }
   return {
