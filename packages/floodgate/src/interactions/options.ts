@@ -1,5 +1,5 @@
 import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
-import { interactionDefaults } from './defaults.js'
+import { INTERACTION_DEFAULTS } from './defaults.js'
 import { interactionLayout } from './layout.js'
 
 /** Options of the interaction write path ({@link Interactions}). */
@@ -60,7 +60,7 @@ export type ResolvedInteractionOptions = Required<Omit<InteractionOptions, 'wait
  */
 export function resolveInteractionOptions(options: InteractionOptions): ResolvedInteractionOptions {
   const { partitions, topK } = interactionLayout(options)
-  const o = { ...interactionDefaults, ...options, partitions, topK }
+  const o = { ...INTERACTION_DEFAULTS, ...options, partitions, topK }
   positiveInteger('playDedupeWindowMs', o.playDedupeWindowMs)
   positiveInteger('bucketTtlMs', o.bucketTtlMs)
   const wait = options.waitForReplicas

@@ -82,7 +82,7 @@ export interface RankingsLayout {
  * `windows` default {@link DEFAULT_WINDOWS}) and builds their keys.
  * @throws {InvalidArgumentError} naming the offending option.
  */
-export function resolveLayout(options: {
+export function resolveRankingsLayout(options: {
   prefix: string
   partitions?: number
   topK?: number

@@ -4,10 +4,10 @@ import {
   CountsRecovery,
   createRankings,
   defaultInteractionTables,
+  INTERACTION_DEFAULTS,
   InteractionKeys,
   Interactions,
   InvalidArgumentError,
-  interactionDefaults,
   interactionLayout,
   pgPoolDatabase,
 } from '../../src/index.js'
@@ -30,8 +30,8 @@ describe('interactionLayout', () => {
     const layout = interactionLayout({ prefix })
     expect(layout).toEqual({
       prefix,
-      partitions: interactionDefaults.partitions,
-      topK: interactionDefaults.topK,
+      partitions: INTERACTION_DEFAULTS.partitions,
+      topK: INTERACTION_DEFAULTS.topK,
       tables: defaultInteractionTables,
     })
     expect(Object.isFrozen(layout) && Object.isFrozen(layout.tables)).toBe(true)
