@@ -13,10 +13,8 @@ import { randomBytes } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { parseArgs } from 'node:util'
+import { deleteByPrefix, dropSchema, freePort } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
-import pg from 'pg'
-import { freePort } from '../support/free_port.js'
-import { deleteByPrefix } from '../support/redis_keys.js'
 import { spawnTs } from '../support/spawn_ts.js'
 
 const require = createRequire(import.meta.url)
@@ -160,10 +158,7 @@ try {
 } finally {
   server.kill('SIGTERM')
   await new Promise((resolve) => server.once('exit', resolve))
-  const admin = new pg.Client({ connectionString: DATABASE_URL })
-  await admin.connect()
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-  await admin.end()
+  await dropSchema(schema, DATABASE_URL)
   const redis = new Redis(REDIS_URL)
   await deleteByPrefix(redis, prefix)
   redis.disconnect()

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { deleteByPrefix, dropSchema } from '@floodgate/test-support'
 import {
   createInteractionFlush,
   InteractionApplier,
@@ -14,13 +15,15 @@ import {
 } from 'floodgate'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { deleteByPrefix } from '../support/redis_keys.js'
+import { videoInteractionTables } from '../../apps/video-api/src/interactions/tables.js'
 import { spawnTs } from '../support/spawn_ts.js'
 
 const QUICK = process.argv.includes('--quick')
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const PARTITIONS = 16
+/** video-api's schema, which the fresh schema below reproduces. */
+const TABLES = videoInteractionTables
 const VIDEOS = 1000
 const TOGGLES = QUICK ? 5_000 : 30_000
 const FLUSH_EVENTS = QUICK ? 10_000 : 50_000
@@ -41,15 +44,15 @@ async function freshSchema(): Promise<{ schema: string; pool: pg.Pool }> {
   await admin.query(`SET search_path = ${schema}`)
   await admin.query('CREATE TABLE videos (id bigint PRIMARY KEY)')
   await admin.query('INSERT INTO videos SELECT generate_series(1, $1::int)', [VIDEOS])
-  for (const statement of interactionSchemaSql()) await admin.query(statement)
+  for (const statement of interactionSchemaSql(TABLES)) await admin.query(statement)
   await admin.query('SET search_path = public')
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
   return { schema, pool }
 }
 
-async function dropSchema(schema: string, pool: pg.Pool): Promise<void> {
+async function dropFreshSchema(schema: string, pool: pg.Pool): Promise<void> {
   await pool.end()
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+  await dropSchema(schema, DATABASE_URL)
 }
 
 async function runLanes(total: number, lanes: number, op: (i: number) => Promise<unknown>): Promise<number> {
@@ -112,7 +115,13 @@ async function flushBench(batchSize: number, mode: 'set-based' | 'per-event') {
   const db = pgPoolDatabase(pool)
   const consumer =
     mode === 'set-based'
-      ? createInteractionFlush(redis, db, { prefix, partitions: PARTITIONS, batchSize, blockMs: 50 })
+      ? createInteractionFlush(redis, db, {
+          prefix,
+          partitions: PARTITIONS,
+          tables: TABLES,
+          batchSize,
+          blockMs: 50,
+        })
       : perEventConsumer(prefix, pool, batchSize)
   const started = performance.now()
   consumer.start()
@@ -120,14 +129,14 @@ async function flushBench(batchSize: number, mode: 'set-based' | 'per-event') {
   const seconds = (performance.now() - started) / 1000
   await consumer.stop()
   await deleteByPrefix(redis, prefix)
-  await dropSchema(schema, pool)
+  await dropFreshSchema(schema, pool)
   return { mode, batchSize, events, seconds: +seconds.toFixed(2), eventsPerSec: Math.round(events / seconds) }
 }
 
 /** Baseline: the same stream and order-safe SQL, but one transaction per event (no set-based batch). */
 function perEventConsumer(prefix: string, pool: pg.Pool, batchSize: number): StreamGroupConsumer {
   const keys = new InteractionKeys(prefix, PARTITIONS)
-  const applier = new InteractionApplier()
+  const applier = new InteractionApplier(TABLES)
   const db = pgPoolDatabase(pool)
   return new StreamGroupConsumer(redis, {
     sources: keys.allPartitions().map((p) => ({ stream: keys.stream(p), deadLetter: keys.dead(p) })),
@@ -145,7 +154,7 @@ async function lagBench() {
   const prefix = `bench:flush:${randomBytes(4).toString('hex')}`
   const { schema, pool } = await freshSchema()
   const keys = new InteractionKeys(prefix, PARTITIONS)
-  const applier = new InteractionApplier()
+  const applier = new InteractionApplier(TABLES)
   const db = pgPoolDatabase(pool)
   const lags: number[] = []
   const batches: number[] = []
@@ -178,7 +187,7 @@ async function lagBench() {
   await waitDrained(consumer)
   await consumer.stop()
   await deleteByPrefix(redis, prefix)
-  await dropSchema(schema, pool)
+  await dropFreshSchema(schema, pool)
   const produced = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { sent?: number; events?: number }
   lags.sort((a, b) => a - b)
   batches.sort((a, b) => a - b)

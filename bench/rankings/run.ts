@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { deleteByPrefix } from '@floodgate/test-support'
 import {
   createRankings,
   DecayedRankings,
@@ -21,7 +22,6 @@ import {
   toMember,
 } from 'floodgate'
 import { Redis } from 'ioredis'
-import { deleteByPrefix } from '../support/redis_keys.js'
 
 const VIDEOS = Number(process.argv[2] ?? 100_000)
 const EVENTS_PER_VIDEO = Number(process.argv[3] ?? 2)

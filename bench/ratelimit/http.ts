@@ -12,7 +12,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { freePort } from '../support/free_port.js'
+import { freePort } from '@floodgate/test-support'
 import { spawnTs } from '../support/spawn_ts.js'
 
 type Result = {

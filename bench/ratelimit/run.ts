@@ -11,8 +11,8 @@
 //   BENCH_ONLY: a regular expression, only the scenarios whose name matches run (plus the RLF reference).
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { deleteByPrefix } from '@floodgate/test-support'
 import * as floodgate from 'floodgate'
-import { deleteByPrefix } from '../support/redis_keys.js'
 import { type LoadResult, median, Scenario } from './load.js'
 
 interface PeerRedis {

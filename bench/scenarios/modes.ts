@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
-import { freePort } from '../support/free_port.js'
 import { PrivateRedisServer, sleep, stop, track, waitFor } from './processes.js'
 
 /** The three designs every scenario runs side by side. */

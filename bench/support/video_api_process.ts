@@ -1,9 +1,8 @@
 import type { ChildProcess } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { deleteByPrefix, freePort } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
-import { freePort } from './free_port.js'
-import { deleteByPrefix } from './redis_keys.js'
 import { spawnTs } from './spawn_ts.js'
 
 /** A video-api process (apps/video-api/src/main.ts) a bench started. */

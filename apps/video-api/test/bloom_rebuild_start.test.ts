@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from '@floodgate/test-support'
 import { BloomFilter, createRedisClient, type RedisClient } from 'floodgate'
 import { Redis } from 'ioredis'
 import pino from 'pino'
@@ -15,7 +16,6 @@ import { SqlVideoReader } from '../src/videos/reader.js'
 import { VideoWriter } from '../src/videos/writer.js'
 import { createTestDatabase, type TestDatabase } from './support/database.js'
 import { heldSource } from './support/held_source.js'
-import { freePort } from './support/ports.js'
 
 // A private redis-server: these tests make Redis slow or absent.
 const dir = mkdtempSync(join(tmpdir(), 'va-bloom-start-'))

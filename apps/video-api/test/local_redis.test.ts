@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { portAnswers, RedisServerMissingError, startLocalRedis } from '../src/redis/local_server.js'
-import { freePort } from './support/ports.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'va-localredis-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))

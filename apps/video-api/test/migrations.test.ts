@@ -1,6 +1,7 @@
+import { TEST_DATABASE_URL } from '@floodgate/test-support'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { dropSchema, TEST_PG_URL, uniqueSchema } from './support/database.js'
+import { dropSchema, uniqueSchema } from './support/database.js'
 import { runWorker } from './support/workers.js'
 
 // About the PostgreSQL server (several processes, one schema): runs in both suite modes.
@@ -13,7 +14,7 @@ describe('migrations under concurrency', () => {
     const reports = await Promise.all(
       [0, 1, 2].map(() =>
         runWorker(new URL('./workers/migrate_worker.ts', import.meta.url), [
-          TEST_PG_URL,
+          TEST_DATABASE_URL,
           schema,
           String(startAt),
         ]),
@@ -30,7 +31,7 @@ describe('migrations under concurrency', () => {
       '0003_service_meta',
     ])
 
-    const client = new pg.Client({ connectionString: TEST_PG_URL })
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
     await client.connect()
     try {
       const tables = await client.query<{ table_name: string }>(

@@ -7,6 +7,7 @@ import { sql } from 'kysely'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startInteractionFlush } from '../src/interactions/flush.js'
+import { videoInteractionTables } from '../src/interactions/tables.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
 
 let t: TestApp
@@ -64,7 +65,7 @@ describe('a validly signed token of a user the database does not have', () => {
     const flush = startInteractionFlush({
       redis,
       db: t.database.db,
-      layout: interactionLayout({ prefix, partitions: 1 }),
+      layout: interactionLayout({ prefix, partitions: 1, tables: videoInteractionTables }),
       registry: new Registry(),
       log: app.log,
       settings: { blockMs: 50, claimIdleMs: 100, maxDeliveries: 3, batchSize: 100 },

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import { TEST_REDIS_URL } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { LegacyCache, NULL_SENTINEL } from '../legacy/legacy_cache.js'
 
-const redis = new Redis(process.env.FLOODGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379')
+const redis = new Redis(TEST_REDIS_URL)
 const prefix = `benchtest:legacy:${randomBytes(4).toString('hex')}`
 
 afterAll(async () => {

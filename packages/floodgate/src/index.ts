@@ -1,3 +1,4 @@
+export * from './backoff/index.js'
 export * from './bloom/index.js'
 export * from './cache/index.js'
 export * from './circuit_breaker/index.js'

@@ -21,7 +21,7 @@ export interface VideoCacheSettings {
   l1TtlMs?: number
   /**
    * In-process L1 capacity of the video cache (entries): a safety bound, set high so the byte
-   * bound decides (a 10k-entry L1 held ~12% of a 100k catalog and sent the rest to Redis). @default 200_000
+   * bound (`l1MaxBytes`) decides. @default 200_000
    */
   l1MaxEntries?: number
   /** In-process L1 capacity of the video cache (bytes, entries weighed by encoded length). @default 67_108_864 (64 MiB) */

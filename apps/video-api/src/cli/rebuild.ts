@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../config/index.js'
 import { videoRebuildReport, videoReconcileReport } from '../counters/video_reports.js'
 import { openDatabase } from '../db/connect.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
+import { videoInteractionTables } from '../interactions/tables.js'
 import { connectRedis } from '../redis/connect.js'
 import { integerArgument } from './integer_argument.js'
 
@@ -48,6 +49,7 @@ try {
       prefix: config.redisPrefix,
       partitions: integerArgument('partitions', values.partitions, 16, 1, usage),
       topK: integerArgument('top-k', values['top-k'], 1000, 1, usage),
+      tables: videoInteractionTables,
       onEvent: (event) => process.stderr.write(`${event.type}\n`),
     })
     if (values.reconcile) {

@@ -10,7 +10,6 @@ import {
   type InteractionLayout,
   LIVE_COUNTS_DEFAULTS,
   LiveCounts,
-  openDedicatedConnection,
   type RecoveryEvent,
   type RedisClient,
   type SqlDatabase,
@@ -19,6 +18,7 @@ import type { Kysely } from 'kysely'
 import { guardedExecutor } from '../db/guard.js'
 import type { Database } from '../db/types.js'
 import { kyselySqlDatabase } from '../interactions/sql_database.js'
+import { maintenanceClient } from '../redis/maintenance_client.js'
 import type { CountersMetrics } from './metrics.js'
 import { dbCounts } from './overlay.js'
 import { videoRebuildReport } from './video_reports.js'
@@ -101,10 +101,8 @@ export function createCountersService(input: {
   const tracking = settings.tracking ? new ClientTracking(input.redis) : undefined
   const sql = kyselySqlDatabase(input.db)
   const fallbackSql = input.dbGuard ? guardedExecutor(sql, input.dbGuard) : sql
-  // the epoch checks and rebuilds: background work of many Lua steps, so a roomier command timeout
-  const recoveryRedis = openDedicatedConnection(input.redis, {
-    commandTimeoutMs: settings.recoveryCommandTimeoutMs,
-  })
+  // the epoch checks and rebuilds: background work of many Lua steps (see maintenanceClient)
+  const recoveryRedis = maintenanceClient(input.redis, settings.recoveryCommandTimeoutMs)
   const recovery = new CountsRecovery({
     redis: recoveryRedis,
     sql,

@@ -4,9 +4,8 @@ import { VideoApiError } from '../errors/index.js'
 
 /**
  * Another live process holds the PGlite data folder. `code`: `VIDEO_API_DATA_DIR_LOCKED`.
- * PGlite has no cross-process locking: two processes on one folder both start,
- * both answer 201, and the folder keeps only one process's writes (seen: 15 of
- * 100 acknowledged creates lost).
+ * PGlite has no cross-process locking: two processes on one folder would both
+ * acknowledge writes and the folder keep only one's.
  */
 export class DataDirLockedError extends VideoApiError {
   constructor(lockPath: string, pid: number) {

@@ -10,6 +10,8 @@ export const problemStatus = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   HEADERS_TOO_LARGE: 431,
+  /** A rate limit quota is used up; comes with `Retry-After` and the RateLimit fields. */
+  RATE_LIMITED: 429,
   INTERNAL: 500,
   UNAVAILABLE: 503,
   /** The database guard shed the read (floodgate `OverloadedError`); comes with `Retry-After`. */
@@ -20,7 +22,7 @@ export type ProblemCode = keyof typeof problemStatus
 
 /**
  * An error the API answers with as `application/problem+json` (RFC 9457) carrying `code`, one of
- * the HTTP API's problem codes above (documented in the OpenAPI document and the README).
+ * the HTTP API's problem codes above (documented in the OpenAPI document and docs/api.md).
  */
 export class ApiError extends Error {
   readonly code: ProblemCode

@@ -22,7 +22,7 @@ export interface FieldError {
 
 /** What a problem+json answer is made of; `errors` lists the failing fields of a 400 `VALIDATION_FAILED`. */
 export interface ProblemFields {
-  code: string
+  code: ProblemCode
   status: number
   detail: string
   errors?: FieldError[]
@@ -45,8 +45,7 @@ function fieldErrors(validation: AjvError[], context: string | undefined): Field
 
 /** Maps any thrown error to a problem code, status and a detail safe to show. */
 export function classify(error: unknown): ProblemFields {
-  if (error instanceof ApiError)
-    return { code: error.code as ProblemCode, status: error.status, detail: error.message }
+  if (error instanceof ApiError) return { code: error.code, status: error.status, detail: error.message }
   if (error instanceof OverloadedError)
     return {
       code: 'OVERLOADED',

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { type InteractionLayout, type InteractionOptions, Interactions, interactionLayout } from 'floodgate'
+import { videoInteractionTables } from '../interactions/tables.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,7 +18,12 @@ async function interactionsPlugin(
   options: Omit<InteractionOptions, 'prefix'>,
 ): Promise<void> {
   const { partitions, topK, ...writePath } = options
-  const layout = interactionLayout({ prefix: app.keys.prefix, partitions, topK })
+  const layout = interactionLayout({
+    prefix: app.keys.prefix,
+    partitions,
+    topK,
+    tables: videoInteractionTables,
+  })
   app.decorate('interactionLayout', layout)
   app.decorate('interactions', new Interactions(app.redis, { ...layout, ...writePath }))
 }

@@ -9,6 +9,7 @@ import {
   type RedisRateLimiter,
   rateLimitHeaders,
 } from 'floodgate'
+import { problemStatus } from '../http/api_error.js'
 import { sendProblem } from '../http/problem_handler.js'
 import { addressKey } from './client_key.js'
 import { classify, type Quota, type Quotas, UNLIMITED_ROUTES } from './quotas.js'
@@ -103,7 +104,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
     if (result.allowed) return
     return sendProblem(reply, request, {
       code: 'RATE_LIMITED',
-      status: 429,
+      status: problemStatus.RATE_LIMITED,
       detail: `rate limit "${result.policy.name}" exceeded; retry in ${reply.getHeader('Retry-After')} s`,
     })
   })

@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { Type } from 'typebox'
 import { errorResponses, VideoRef } from '../http/schemas.js'
-
-/** Size of the recommendation feed. */
-export const FEED_SIZE = 20
+import { FEED_SIZE } from '../videos/model.js'
 
 /** `GET /feed/recommend`: the latest {@link FEED_SIZE} published public videos. */
 export function feedRoutes(app: FastifyInstance): void {

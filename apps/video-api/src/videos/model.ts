@@ -1,5 +1,8 @@
 import type { VideoRow } from '../db/types.js'
 
+/** Size of the recommendation feed (`GET /feed/recommend`). */
+export const FEED_SIZE = 20
+
 /** A video as the API returns it; ids are strings of digits, counts are numbers. */
 export interface VideoView {
   id: string

@@ -17,12 +17,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort, TEST_DATABASE_URL } from '@floodgate/test-support'
 import { InteractionKeys } from 'floodgate'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { dropSchema, TEST_PG_URL, testDbKind, uniqueSchema } from '../support/database.js'
-import { freePort } from '../support/ports.js'
+import { dropSchema, testDbKind, uniqueSchema } from '../support/database.js'
 import { type ServiceProcess, spawnService } from '../support/service_processes.js'
 
 /**
@@ -67,7 +67,7 @@ beforeAll(async () => {
     { redisOptions: { maxRetriesPerRequest: 1 } },
   )
   redis.on('error', () => {}) // the test kills a node: the client's connection errors are expected
-  pool = new pg.Pool({ connectionString: TEST_PG_URL, max: 2 })
+  pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 })
 }, 60_000)
 
 afterAll(async () => {
@@ -85,7 +85,7 @@ function startInstance(port: number, seeds: readonly string[]): Instance {
     ...process.env,
     PORT: String(port),
     HOST: '127.0.0.1',
-    DATABASE_URL: TEST_PG_URL,
+    DATABASE_URL: TEST_DATABASE_URL,
     DB_SCHEMA: schema,
     DATA_DIR: dataDir, // both instances read the JWT secret file written there
     REDIS_CLUSTER_NODES: seeds.join(','),

@@ -2,11 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { TEST_DATABASE_URL } from '@floodgate/test-support'
 import { BloomFilter } from 'floodgate'
 import type { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
 import { fields } from '../../src/config/fields.js'
-import { dropSchema, TEST_PG_URL, uniqueSchema } from './database.js'
+import { dropSchema, uniqueSchema } from './database.js'
 import { deleteByPrefix, testRedisEnv } from './redis.js'
 import { killServices, type ServiceProcess, startServices } from './service_processes.js'
 
@@ -56,7 +57,7 @@ export async function startBurstService(
     bits: Number(fields.bloomBits.default),
     hashes: Number(fields.bloomHashes.default),
   })
-  const pool = new pg.Pool({ connectionString: TEST_PG_URL, max: 1 })
+  const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 })
   let services: ServiceProcess[] = []
   const close = async () => {
     await killServices(services)
@@ -71,7 +72,7 @@ export async function startBurstService(
   try {
     services = await startServices(count, {
       // isolation on the shared server: a schema of this file, dropped afterwards
-      DATABASE_URL: TEST_PG_URL,
+      DATABASE_URL: TEST_DATABASE_URL,
       DB_SCHEMA: schema,
       // the test Redis (or the file's private server) instead of a local redis-server
       ...redisEnv,

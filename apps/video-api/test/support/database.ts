@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { dropSchema as dropSharedSchema } from '@floodgate/test-support'
+import { dropSchema as dropSharedSchema, TEST_DATABASE_URL } from '@floodgate/test-support'
 import { type Kysely, sql } from 'kysely'
 import { openPglite, openPostgres } from '../../src/db/connect.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Database } from '../../src/db/types.js'
-
-/** The PostgreSQL server the tests use (shared: each file gets its own schema). */
-export const TEST_PG_URL = process.env.FLOODGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 /** `pglite` when FLOODGATE_TEST_DB=pglite, else the PostgreSQL server. */
 export const testDbKind: 'pg' | 'pglite' = process.env.FLOODGATE_TEST_DB === 'pglite' ? 'pglite' : 'pg'
@@ -30,7 +27,7 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
     return { db: handle.db, schema: undefined, close: handle.close }
   }
   const schema = uniqueSchema(label)
-  const handle = await openPostgres({ url: TEST_PG_URL, schema, poolMax: 5 })
+  const handle = await openPostgres({ url: TEST_DATABASE_URL, schema, poolMax: 5 })
   await migrateToLatest(handle.db)
   return {
     db: handle.db,
@@ -43,7 +40,7 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
 }
 
 export function dropSchema(schema: string): Promise<void> {
-  return dropSharedSchema(schema, TEST_PG_URL)
+  return dropSharedSchema(schema, TEST_DATABASE_URL)
 }
 
 const tables = [

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { TEST_DATABASE_URL } from '@floodgate/test-support'
 import pg from 'pg'
-import { TEST_PG_URL } from './database.js'
 
 /**
  * A backend reports its table counters at most once a second while busy and, once idle, within
@@ -17,7 +17,7 @@ export const PG_STATS_SETTLE_MS = 11_000
  */
 export async function settledTableScans(schema: string): Promise<number> {
   await sleep(PG_STATS_SETTLE_MS)
-  const client = new pg.Client({ connectionString: TEST_PG_URL })
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await client.connect()
   try {
     const { rows } = await client.query<{ scans: string | null }>(
@@ -40,7 +40,7 @@ export async function sampleActiveBackends(
   appName: string,
   intervalMs: number,
 ): Promise<{ stop(): Promise<{ max: number; samples: number }> }> {
-  const client = new pg.Client({ connectionString: TEST_PG_URL })
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await client.connect()
   let running = true
   let max = 0

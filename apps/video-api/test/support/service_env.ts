@@ -1,4 +1,5 @@
-import { TEST_PG_URL, testDbKind } from './database.js'
+import { TEST_DATABASE_URL } from '@floodgate/test-support'
+import { testDbKind } from './database.js'
 import { testRedisEnv } from './redis.js'
 
 /** Where a test's service process keeps its state (each test has its own). */
@@ -33,7 +34,7 @@ export function serviceEnv(options: ServiceEnvOptions, extra: NodeJS.ProcessEnv 
   delete env.JWT_SECRET
   delete env.CONFIG_FILE
   if (testDbKind === 'pg') {
-    env.DATABASE_URL = TEST_PG_URL
+    env.DATABASE_URL = TEST_DATABASE_URL
     env.DB_SCHEMA = options.schema
   } else delete env.DATABASE_URL
   return env

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '@floodgate/test-support'
 import { fields } from '../../src/config/fields.js'
-import { freePort } from './ports.js'
 
 const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url))
 

@@ -1,5 +1,5 @@
+import { TEST_DATABASE_URL } from '@floodgate/test-support'
 import pg from 'pg'
-import { TEST_PG_URL } from './database.js'
 
 export interface TableLock {
   /** Statements of other sessions waiting for this lock now (each one a query stuck in PostgreSQL). */
@@ -14,12 +14,12 @@ export interface TableLock {
  * Plays "the database is slow" for the statements on that table and nothing else.
  */
 export async function lockTable(schema: string, table: string): Promise<TableLock> {
-  const client = new pg.Client({ connectionString: TEST_PG_URL })
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await client.connect()
   await client.query('begin')
   await client.query(`lock table "${schema}"."${table}" in access exclusive mode`)
   const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid
-  const observer = new pg.Client({ connectionString: TEST_PG_URL })
+  const observer = new pg.Client({ connectionString: TEST_DATABASE_URL })
   await observer.connect()
   return {
     async waiting() {

@@ -1,5 +1,7 @@
+import { exponentialCapMs } from './exponential_cap.js'
+
 /**
- * The library's one retry backoff, "full jitter": the wait before retry `attempt` (0-based: the
+ * The library's default retry backoff, "full jitter": the wait before retry `attempt` (0-based: the
  * wait after the first failure is attempt 0) is a uniform draw in [0, min(maxMs, baseMs · 2^attempt)]
  * ms. Jitter spreads the retries of clients that failed together (a Redis restart, a failover);
  * of the policies compared in the source, full jitter finishes the work with the fewest calls.
@@ -15,6 +17,5 @@ export function fullJitterDelayMs(
   maxMs: number,
   random: () => number = Math.random,
 ): number {
-  const cap = Math.min(maxMs, baseMs * 2 ** Math.min(Math.max(attempt, 0), 30))
-  return random() * cap
+  return random() * exponentialCapMs(attempt, baseMs, maxMs)
 }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { equalJitterDelayMs } from '../backoff/index.js'
 import { LockTimeoutError } from '../lock/errors.js'
 import type { BloomFilter } from './bloom_filter.js'
 import type { RebuildResult } from './rebuild.js'
@@ -187,7 +188,7 @@ export class BloomLifecycle {
         if (this.trustState === 'trusted') return
       } catch (error) {
         if (signal.aborted) return
-        const retryInMs = backoffMs(attempt, this.retryBaseMs, this.retryMaxMs)
+        const retryInMs = Math.round(equalJitterDelayMs(attempt - 1, this.retryBaseMs, this.retryMaxMs))
         if (error instanceof LockTimeoutError) {
           seen = await this.readyGeneration()
           if (!toldElsewhere) this.options.onEvent?.({ type: 'rebuild-elsewhere', retryInMs })
@@ -223,13 +224,4 @@ export class BloomLifecycle {
   private async readyGeneration(): Promise<number | null | undefined> {
     return this.rebuilder.readyGeneration().catch(() => undefined)
   }
-}
-
-/**
- * Wait before the retry after failed attempt `attempt` (1-based), in ms: min(max, base·2^(attempt−1))
- * with equal jitter (a draw in [d/2, d]) so instances that failed together do not retry together.
- */
-export function backoffMs(attempt: number, baseMs: number, maxMs: number, random = Math.random): number {
-  const capped = Math.min(maxMs, baseMs * 2 ** Math.min(attempt - 1, 30))
-  return Math.round(capped / 2 + random() * (capped / 2))
 }

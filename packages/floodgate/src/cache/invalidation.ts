@@ -1,8 +1,8 @@
 import { fullJitterDelayMs } from '../backoff/index.js'
 import type { L2Store } from './l2/l2_store.js'
 
-/** Cap of the first retry's wait (ms); it doubles per retry. */
-const RETRY_BASE_MS = 100
+/** Cap of the first retry's wait (ms) of an invalidation or a namespace clear; it doubles per retry. */
+export const INVALIDATION_RETRY_BASE_MS = 100
 
 /** What {@link invalidateKeys} needs from its cache. */
 export interface InvalidationContext {
@@ -61,7 +61,7 @@ async function retry(
     }
     return
   }
-  const waitMs = fullJitterDelayMs(attempt - 1, RETRY_BASE_MS, Number.POSITIVE_INFINITY)
+  const waitMs = fullJitterDelayMs(attempt - 1, INVALIDATION_RETRY_BASE_MS, Number.POSITIVE_INFINITY)
   await new Promise((resolve) => setTimeout(resolve, waitMs).unref())
   const results = await Promise.all(l2Keys.map((key) => ctx.l2.invalidate(key, ctx.versionTtlMs)))
   const stillFailing = l2Keys.filter((_, i) => !results[i])

@@ -21,25 +21,14 @@ import {
 import { type CountsBatchRead, type CountsUnavailableReason, flagKey } from './read_counts.js'
 
 /**
- * Live counts from an in-process layer in front of the Redis read (SPEC §4 "Reading counts"):
- *
- * - With `tracking` established (server-assisted caching), counts read on its tracked connection
- *   are answered in process until Redis invalidates them (a change by any client, on any
- *   instance), with no age bound; a read whose keys are invalidated while in flight is not kept.
- *   When tracking is lost, everything read under it is read again, and until it is back every
- *   read asks Redis (batched as below). Without tracking (none given, or a cluster):
- * - Anonymous reads of counts read less than `maxAgeMs` ago are answered in process. Other ids
- *   go to a {@link CountsBatcher} (DataLoader-style batching): one pipelined Redis read for every
- *   id asked meanwhile, an id in flight joined, not read twice (singleflight per id).
- * - Reads with a viewer always ask Redis (in the same batched read) for the counts and the
- *   viewer's flags, so a caller sees its own last write whichever process answers.
- * - {@link noteWrite}: this process's acknowledged write updates the entry at once.
- * - Redis cannot answer: counts read from Redis less than `maxStaleMs` ago are served stale and
- *   Redis is not asked again for `maxAgeMs`; other ids go to the fallback, one call per id at a
- *   time, and its answer is kept `maxAgeMs` — at most one fallback call per id per `maxAgeMs`.
- *   With a viewer the fallback is called once per such read too (the flags are per viewer).
- *
- * Bounded by entries and bytes (an LRU). Never throws for Redis or fallback trouble.
+ * Live counts from an in-process LRU (bounded by entries and bytes) in front of the Redis read
+ * (SPEC §4 "Reading counts"): with `tracking` established, kept until Redis invalidates them;
+ * otherwise anonymous reads are kept `maxAgeMs`. Misses are batched into one pipelined read
+ * ({@link CountsBatcher}, singleflight per id); reads with a viewer always ask Redis;
+ * {@link noteWrite} shows this process's own writes at once; while Redis cannot answer, counts
+ * younger than `maxStaleMs` are served stale and the rest come from the fallback, at most one call
+ * per id per `maxAgeMs`. Never throws for Redis or fallback trouble. See README.md beside this
+ * file, "Live counts".
  */
 export class LiveCounts {
   readonly options: ResolvedLiveCountsOptions

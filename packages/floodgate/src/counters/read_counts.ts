@@ -7,7 +7,7 @@ import {
 } from '../deadline/index.js'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
-import { interactionDefaults } from '../interactions/options.js'
+import { interactionLayout } from '../interactions/layout.js'
 import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
 import { integerIn } from '../validation/index.js'
@@ -98,7 +98,8 @@ export class CountsReader {
 
   /** @throws {InvalidArgumentError} for a bad prefix, partition count or timeout. */
   constructor(private readonly options: CountsReaderOptions) {
-    this.keys = new InteractionKeys(options.prefix, options.partitions ?? interactionDefaults.partitions)
+    const { prefix, partitions } = interactionLayout(options)
+    this.keys = new InteractionKeys(prefix, partitions)
     const timeoutMs = integerIn('timeoutMs', options.timeoutMs ?? DEADLINE_DEFAULTS.timeoutMs, 1, 60_000)
     this.deadline = checkDeadline('counts', {
       timeoutMs,

@@ -2,13 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
-import { interactionDefaults } from '../interactions/options.js'
-import {
-  type InteractionTablesOptions,
-  type QuotedTables,
-  quoteTables,
-  resolveTables,
-} from '../interactions/tables.js'
+import { interactionLayout } from '../interactions/layout.js'
+import { type InteractionTablesOptions, type QuotedTables, quoteTables } from '../interactions/tables.js'
 import { type Lease, Mutex } from '../lock/index.js'
 import { type Logger, logError } from '../observability/index.js'
 import type { RedisClient } from '../redis/index.js'
@@ -95,9 +90,10 @@ export class CountsRecovery {
 
   /** @throws {InvalidArgumentError} for a bad option. */
   constructor(private readonly options: CountsRecoveryOptions) {
-    this.keys = new InteractionKeys(options.prefix, options.partitions ?? interactionDefaults.partitions)
-    this.tables = quoteTables(resolveTables(options.tables))
-    this.topK = integerIn('topK', options.topK ?? interactionDefaults.topK, 1, 100_000)
+    const layout = interactionLayout(options)
+    this.keys = new InteractionKeys(layout.prefix, layout.partitions)
+    this.tables = quoteTables(layout.tables)
+    this.topK = layout.topK
     this.checkIntervalMs = integerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
     this.chunkSize = integerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
     const lockTtlMs = integerIn('lockTtlMs', options.lockTtlMs ?? 10_000, 100, 3_600_000)

@@ -3,9 +3,9 @@
  *
  * - `timeoutMs` 50: the time Redis gets while this process sits idle waiting for it. A local
  *   Redis answers in well under 1 ms; 50 ms of an idle event loop without a reply is an outage.
- * - `maxWaitMs` 2,000: the longest wall-clock wait, however busy the process. Under a burst a
- *   saturated 2-core box delays replies by hundreds of ms (seen: p50 4.8 s when short wall-clock
- *   timeouts sent the flood to PostgreSQL); 2 s keeps those replies and still bounds a hung call.
+ * - `maxWaitMs` 2,000: the longest wall-clock wait, however busy the process: long enough for
+ *   replies a saturated box delays by hundreds of ms, short enough to bound a hung call
+ *   (docs/decisions/0001-loop-aware-deadlines.md).
  */
 export const DEADLINE_DEFAULTS = { timeoutMs: 50, maxWaitMs: 2_000 } as const
 

@@ -1,6 +1,7 @@
 // the flush's database seam (src/sql), re-exported so the flush's public API is complete
 export { type PgPoolLike, pgPoolDatabase, type SqlDatabase, type SqlExecutor } from '../sql/executor.js'
 export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
+export { INTERACTION_DEFAULTS, interactionDefaults } from './defaults.js'
 export { InvalidEventError, isPoisonError, ReplicationTimeoutError } from './errors.js'
 export {
   type InteractionEvent,
@@ -14,7 +15,7 @@ export { canonicalId, type EntityId } from './ids.js'
 export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
 export { InteractionKeys, type RankMetric } from './keys.js'
 export { type InteractionLayout, type InteractionLayoutOptions, interactionLayout } from './layout.js'
-export { type InteractionOptions, interactionDefaults, type WaitForReplicas } from './options.js'
+export type { InteractionOptions, WaitForReplicas } from './options.js'
 export { checkReplicas, type ReplicaReport } from './replica_check.js'
 export { interactionSchemaSql } from './schema.js'
 export {

@@ -1,6 +1,6 @@
 import { KeySpace } from '../redis/key_space.js'
 import { integerIn } from '../validation/index.js'
-import { interactionDefaults } from './options.js'
+import { INTERACTION_DEFAULTS } from './defaults.js'
 
 const COUNTED = new Set(['likes', 'favorites', 'plays'])
 
@@ -37,7 +37,7 @@ export class InteractionKeys {
    * @param partitions number of partitions P (default 16). Changing it moves items between streams; drain the streams first.
    * @throws {InvalidArgumentError} on an empty prefix or a partition count outside [1, 16384].
    */
-  constructor(prefix: string, partitions: number = interactionDefaults.partitions) {
+  constructor(prefix: string, partitions: number = INTERACTION_DEFAULTS.partitions) {
     integerIn('partitions', partitions, 1, 16384)
     this.space = new KeySpace(prefix)
     this.partitions = partitions

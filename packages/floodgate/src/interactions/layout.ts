@@ -1,6 +1,6 @@
 import { integerIn } from '../validation/index.js'
+import { INTERACTION_DEFAULTS } from './defaults.js'
 import { InteractionKeys } from './keys.js'
-import { interactionDefaults } from './options.js'
 import { type InteractionTables, type InteractionTablesOptions, resolveTables } from './tables.js'
 
 /**
@@ -23,9 +23,9 @@ export interface InteractionLayout {
 export interface InteractionLayoutOptions {
   /** Key prefix. Required. */
   prefix: string
-  /** @default 16 ({@link interactionDefaults}) */
+  /** @default 16 ({@link INTERACTION_DEFAULTS}) */
   partitions?: number
-  /** @default 1000 ({@link interactionDefaults}) */
+  /** @default 1000 ({@link INTERACTION_DEFAULTS}) */
   topK?: number
   /**
    * The counted item's table and columns, and the interaction tables; fields left out keep
@@ -42,9 +42,9 @@ export interface InteractionLayoutOptions {
  *   (tables: optionally `schema.table`).
  */
 export function interactionLayout(options: InteractionLayoutOptions): InteractionLayout {
-  const partitions = options.partitions ?? interactionDefaults.partitions
+  const partitions = options.partitions ?? INTERACTION_DEFAULTS.partitions
   new InteractionKeys(options.prefix, partitions) // checks the prefix and the partitions
-  const topK = integerIn('topK', options.topK ?? interactionDefaults.topK, 1, 100_000)
+  const topK = integerIn('topK', options.topK ?? INTERACTION_DEFAULTS.topK, 1, 100_000)
   const tables = resolveTables(options.tables)
   return Object.freeze({ prefix: options.prefix, partitions, topK, tables })
 }

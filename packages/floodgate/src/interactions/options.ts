@@ -1,17 +1,18 @@
-import { InvalidArgumentError } from '../errors/index.js'
-import { positiveInteger } from '../validation/index.js'
+import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
+import { INTERACTION_DEFAULTS } from './defaults.js'
+import { interactionLayout } from './layout.js'
 
 /** Options of the interaction write path ({@link Interactions}). */
 export interface InteractionOptions {
   /** Key prefix, e.g. the service's `REDIS_PREFIX`. Required. */
   prefix: string
   /**
-   * Number of partitions P; item i lives in partition `i mod P` (hash tag `{ix:<p>}`).
+   * Number of partitions P, 1–16,384; item i lives in partition `i mod P` (hash tag `{ix:<p>}`).
    * @default 16
    */
   partitions?: number
   /**
-   * Entries kept in each partition's all-time ranking ZSET (top K per partition).
+   * Entries kept in each partition's all-time ranking ZSET (top K per partition), 1–100,000.
    * @default 1000
    */
   topK?: number
@@ -53,28 +54,18 @@ export type ResolvedInteractionOptions = Required<Omit<InteractionOptions, 'wait
   waitForReplicas: WaitForReplicas | undefined
 }
 
-export const interactionDefaults = {
-  partitions: 16,
-  topK: 1000,
-  playDedupeWindowMs: 600_000,
-  bucketTtlMs: 24 * 3_600_000 + 600_000,
-} as const
-
-/** Applies defaults and checks ranges. @throws {InvalidArgumentError} naming the field. */
+/**
+ * Applies defaults and checks ranges (prefix, partitions and topK as {@link interactionLayout}).
+ * @throws {InvalidArgumentError} naming the field.
+ */
 export function resolveInteractionOptions(options: InteractionOptions): ResolvedInteractionOptions {
-  const o = { ...interactionDefaults, ...options }
-  positiveInteger('partitions', o.partitions)
-  positiveInteger('topK', o.topK)
+  const { partitions, topK } = interactionLayout(options)
+  const o = { ...INTERACTION_DEFAULTS, ...options, partitions, topK }
   positiveInteger('playDedupeWindowMs', o.playDedupeWindowMs)
   positiveInteger('bucketTtlMs', o.bucketTtlMs)
   const wait = options.waitForReplicas
   if (wait !== undefined) {
-    if (!Number.isSafeInteger(wait.replicas) || wait.replicas < 0) {
-      throw new InvalidArgumentError(
-        'waitForReplicas.replicas',
-        `must be an integer >= 0, got ${wait.replicas}`,
-      )
-    }
+    nonNegativeInteger('waitForReplicas.replicas', wait.replicas)
     positiveInteger('waitForReplicas.timeoutMs', wait.timeoutMs)
   }
   return {

@@ -4,7 +4,7 @@ import { fullJitterDelayMs } from '../backoff/index.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import { inSpan, type Logger, warmTracing } from '../observability/index.js'
 import { awaitFirstConnection, KeySpace, type RedisClient } from '../redis/index.js'
-import { positiveInteger } from '../validation/index.js'
+import { positiveInteger, positiveNumber } from '../validation/index.js'
 import { LockAbortedError, LockLostError, LockTimeoutError } from './errors.js'
 import { type AcquireOutcome, MutexEventEmitter } from './events.js'
 import { type Lease, RedisLease } from './lease.js'
@@ -221,8 +221,7 @@ function validate(o: typeof defaults): void {
   if (!Number.isInteger(o.fenceTtlMs) || (o.fenceTtlMs !== 0 && o.fenceTtlMs < o.ttlMs))
     throw new InvalidArgumentError('fenceTtlMs', 'must be 0 (forever) or an integer ≥ ttlMs')
   positiveInteger('ttlMs', o.ttlMs)
-  if (!Number.isFinite(o.retryBaseMs) || o.retryBaseMs <= 0)
-    throw new InvalidArgumentError('retryBaseMs', 'must be a finite number > 0')
+  positiveNumber('retryBaseMs', o.retryBaseMs)
   if (!Number.isFinite(o.retryMaxMs) || o.retryMaxMs < o.retryBaseMs)
     throw new InvalidArgumentError('retryMaxMs', 'must be a finite number ≥ retryBaseMs')
 }

@@ -3,7 +3,7 @@ import type { RedisClient } from '../redis/index.js'
 import { integerIn } from '../validation/index.js'
 import { readAllTimeTops } from './all_time.js'
 import { mergeTops } from './merge.js'
-import { assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
+import { assertQuery, type ResolvedWindow, resolveRankingsLayout, windowOf } from './options.js'
 import type { RankedItem, Rankings, TopQuery, WindowSpec } from './types.js'
 import { WindowCache, type WindowCacheStats } from './window_cache.js'
 
@@ -61,7 +61,7 @@ export class BucketRankings implements Rankings {
   private readonly cache: WindowCache
 
   constructor(private readonly options: RankingsOptions) {
-    const layout = resolveLayout(options)
+    const layout = resolveRankingsLayout(options)
     this.keys = layout.keys
     this.topK = layout.topK
     this.windows = layout.windows

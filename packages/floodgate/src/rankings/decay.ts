@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from '../errors/index.js'
-import { positiveInteger } from '../validation/index.js'
+import { positiveInteger, positiveNumber } from '../validation/index.js'
 import { assertFiniteScore } from './finite.js'
 
 /**
@@ -8,12 +7,11 @@ import { assertFiniteScore } from './finite.js'
  * exponential decay with the given half-life (Newton's law of cooling, as in
  * the "hacker news"/Reddit-style trending scores; here applied per bucket).
  * Returns `windowMinutes` weights, index = age in minutes. All are finite and in (0, 1].
- * @throws {InvalidArgumentError} when `windowMinutes` is not a positive integer or `halfLifeMinutes` is not finite and > 0.
+ * @throws {InvalidArgumentError} when `windowMinutes` is not a positive integer or `halfLifeMinutes` is not a finite number > 0.
  */
 export function bucketWeights(windowMinutes: number, halfLifeMinutes: number): number[] {
   positiveInteger('windowMinutes', windowMinutes)
-  if (!Number.isFinite(halfLifeMinutes) || halfLifeMinutes <= 0)
-    throw new InvalidArgumentError('halfLifeMinutes', 'must be a finite number > 0')
+  positiveNumber('halfLifeMinutes', halfLifeMinutes)
   const weights: number[] = []
   for (let age = 0; age < windowMinutes; age++) {
     weights.push(assertFiniteScore(2 ** (-age / halfLifeMinutes), 'weight'))
@@ -34,9 +32,11 @@ export function logAddExp(a: number, b: number): number {
   return hi + Math.log1p(Math.exp(lo - hi))
 }
 
-/** Decay rate λ (per ms) for a half-life in ms: `ln 2 / halfLifeMs`. */
+/**
+ * Decay rate λ (per ms) for a half-life in ms: `ln 2 / halfLifeMs`.
+ * @throws {InvalidArgumentError} when `halfLifeMs` is not a finite number > 0.
+ */
 export function decayRatePerMs(halfLifeMs: number): number {
-  if (!Number.isFinite(halfLifeMs) || halfLifeMs <= 0)
-    throw new InvalidArgumentError('halfLifeMs', 'must be a finite number > 0')
+  positiveNumber('halfLifeMs', halfLifeMs)
   return Math.LN2 / halfLifeMs
 }

@@ -4,7 +4,7 @@ import { integerIn } from '../validation/index.js'
 import { decayRatePerMs } from './decay.js'
 import { toMember } from './member.js'
 import { mergeTops, parseWithScores } from './merge.js'
-import { assertQuery, type ResolvedWindow, resolveLayout, windowOf } from './options.js'
+import { assertQuery, type ResolvedWindow, resolveRankingsLayout, windowOf } from './options.js'
 import { decayedKey } from './ranking_keys.js'
 import { decayAddReply, decayAddScript } from './scripts.js'
 import { SlotBatch } from './slot_batch.js'
@@ -47,7 +47,7 @@ export class DecayedRankings implements Rankings {
 
   /** @throws {InvalidArgumentError} for invalid options (a window's `halfLifeMs` below 1 ms among them). */
   constructor(private readonly options: DecayedRankingsOptions) {
-    const layout = resolveLayout(options)
+    const layout = resolveRankingsLayout(options)
     this.keys = layout.keys
     this.topK = layout.topK
     this.windows = layout.windows

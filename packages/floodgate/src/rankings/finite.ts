@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../errors/index.js'
+import { finiteNumber } from '../validation/index.js'
 
 /**
  * Guards every score or weight before it is sent to Redis: NaN and ±Infinity
@@ -6,9 +6,7 @@ import { InvalidArgumentError } from '../errors/index.js'
  * @throws {InvalidArgumentError} when `value` is not a finite number.
  */
 export function assertFiniteScore(value: number, field = 'score'): number {
-  if (typeof value !== 'number' || !Number.isFinite(value))
-    throw new InvalidArgumentError(field, `must be a finite number, got ${String(value)}`)
-  return value
+  return finiteNumber(field, value)
 }
 
 /**

@@ -1,8 +1,7 @@
 import { InvalidArgumentError } from '../errors/index.js'
 import { InteractionKeys } from '../interactions/keys.js'
-import { interactionDefaults } from '../interactions/options.js'
+import { interactionLayout } from '../interactions/layout.js'
 import { integerIn } from '../validation/index.js'
-import { assertPartitions } from './partition.js'
 import {
   DEFAULT_WINDOWS,
   RANKING_METRICS,
@@ -79,21 +78,19 @@ export interface RankingsLayout {
 }
 
 /**
- * Validates the options both designs take (`partitions` default 16, `topK` default 1000, 1–100,000;
+ * Validates the options both designs take (prefix, partitions and topK as `interactionLayout`;
  * `windows` default {@link DEFAULT_WINDOWS}) and builds their keys.
  * @throws {InvalidArgumentError} naming the offending option.
  */
-export function resolveLayout(options: {
+export function resolveRankingsLayout(options: {
   prefix: string
   partitions?: number
   topK?: number
   windows?: Readonly<Record<string, WindowSpec>>
 }): RankingsLayout {
-  const partitions = options.partitions ?? interactionDefaults.partitions
-  assertPartitions(partitions)
-  const topK = integerIn('topK', options.topK ?? interactionDefaults.topK, 1, 100_000)
+  const { prefix, partitions, topK } = interactionLayout(options)
   return {
-    keys: new InteractionKeys(options.prefix, partitions),
+    keys: new InteractionKeys(prefix, partitions),
     topK,
     windows: resolveWindows(options.windows),
   }

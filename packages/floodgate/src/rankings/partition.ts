@@ -1,4 +1,3 @@
-import { integerIn } from '../validation/index.js'
 import { assertItemId } from './member.js'
 
 /**
@@ -10,9 +9,4 @@ import { assertItemId } from './member.js'
 export function partitionOf(itemId: string, partitions: number): number {
   assertItemId(itemId)
   return Number(BigInt(itemId) % BigInt(partitions))
-}
-
-/** @throws {InvalidArgumentError} unless `partitions` is an integer in [1, 16384]. */
-export function assertPartitions(partitions: number): void {
-  integerIn('partitions', partitions, 1, 16384)
 }

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../errors/index.js'
 import { positiveInteger, share } from '../validation/index.js'
+import { RATE_LIMIT_DEFAULTS } from './defaults.js'
 import { createMemoryLimiterWithSource, type MemoryRateLimiter } from './memory/memory_rate_limiter.js'
 import type { RateLimitPolicy, RateLimitResult } from './types.js'
 
@@ -26,7 +27,7 @@ export type RateLimitFallback =
         share: number | (() => number)
         /**
          * Most keys the in-memory limiter keeps (LRU).
-         * @default 10000
+         * @default 10_000 (`RATE_LIMIT_DEFAULTS.maxKeys`)
          */
         maxKeys?: number
       }
@@ -63,7 +64,10 @@ export function resolveFallback(fallback: RateLimitFallback, policy: RateLimitPo
     typeof option === 'function'
       ? () => validShare(option())
       : constant(share('fallback.insurance.share', option))
-  const maxKeys = positiveInteger('fallback.insurance.maxKeys', fallback.insurance.maxKeys ?? 10_000)
+  const maxKeys = positiveInteger(
+    'fallback.insurance.maxKeys',
+    fallback.insurance.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys,
+  )
   const bucket = policy.algorithm === 'tokenBucket' || policy.algorithm === 'gcra'
   const build = (fraction: number): MemoryRateLimiter =>
     createMemoryLimiterWithSource(

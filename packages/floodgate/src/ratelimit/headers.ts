@@ -11,27 +11,12 @@ export interface RateLimitHeaderOptions {
 }
 
 /**
- * HTTP response fields for one decision, per draft-ietf-httpapi-ratelimit-headers-11
- * (RateLimit-Policy and RateLimit are Structured Field lists; all values integer seconds):
- *
- * - `RateLimit-Policy: "<name>";q=<limit>;w=<window s>` (w = ceil(windowMs / 1000), ≥ 1);
- * - `RateLimit: "<name>";r=<remaining>;t=<s>`, t = the draft's effective window: the seconds
- *   within which the client can use no more than `r`. It never exceeds w:
- *   - allowed: until the quota is fully restored or the current window ends, whichever comes
- *     first. The current window is the aligned one on the deciding clock for `fixedWindow` and
- *     `slidingWindow` (whose full restore can be up to 2 windows away), `windowMs` from now
- *     otherwise (a token bucket with `burst` above `limit` refills for longer than a window);
- *   - rejected: until this request would fit (the full restore when it can never fit), at most
- *     w, at least 1;
- * - `X-RateLimit-Limit`, `X-RateLimit-Remaining`, and `X-RateLimit-Reset`: the moment `t` counts
- *   down to (nowMs + the same duration), in Unix epoch seconds (ceil), on the deciding clock;
- * - when rejected, `Retry-After: <s>`: the whole wait, an integer number of seconds ≥ t
- *   (RFC 9110 §10.2.3; the draft: never earlier than the end of the effective window).
- *
- * Not sent: `qu` (the draft's default, "requests", is what a cost of 1 counts) and `pk` (the
- * limiter key is often a user id or an address; the draft warns against partition keys
- * carrying sensitive information).
- * Durations are computed from the result's own `nowMs`, so the app server's clock never enters.
+ * HTTP response fields for one decision, per draft-ietf-httpapi-ratelimit-headers-11:
+ * `RateLimit-Policy: "<name>";q=<limit>;w=<window s>`, `RateLimit: "<name>";r=<remaining>;t=<s>`
+ * (t = the draft's effective window, never above w), `X-RateLimit-Limit`, `X-RateLimit-Remaining`,
+ * `X-RateLimit-Reset` (epoch s) and, when rejected, `Retry-After` (integer s ≥ t). Durations come
+ * from the result's own `nowMs`. See README.md beside this file, "HTTP headers", for `t` per
+ * decision and why `qu` and `pk` are not sent.
  * @throws {InvalidArgumentError} `name` containing `"` or `\`.
  */
 export function rateLimitHeaders(

@@ -6,9 +6,9 @@ import { awaitFirstConnection, connectedOnce } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
 import { nonEmptyString, positiveInteger, share } from '../validation/index.js'
 import { BlockedCache } from './blocked_cache.js'
+import { RATE_LIMIT_DEFAULTS } from './defaults.js'
 import { RateLimiterEventEmitter } from './events.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
-import { LEASE_DEFAULTS } from './lease/defaults.js'
 import { LEASED_ALGORITHMS, type LeasedAlgorithm } from './lease/lease_script.js'
 import { LeasedDecider } from './lease/leased_decider.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
@@ -28,12 +28,12 @@ export interface LeaseOptions {
   /**
    * Share of the quota nobody holds that one lease reserves (at least the request's cost), in
    * (0, 1]. Larger: fewer Redis calls; more quota held unused by instances that stop getting traffic.
-   * @default 0.25 (`LEASE_DEFAULTS.fraction`)
+   * @default 0.25 (`RATE_LIMIT_DEFAULTS.leaseFraction`)
    */
   fraction?: number
   /**
    * Most keys holding a slice in this process (LRU); an evicted slice is given back.
-   * @default 10_000 (`LEASE_DEFAULTS.maxKeys`)
+   * @default 10_000 (`RATE_LIMIT_DEFAULTS.maxKeys`)
    */
   maxKeys?: number
 }
@@ -66,7 +66,8 @@ export interface RateLimiterOptions extends PolicyOptions {
   maxWaitMs?: number
   /**
    * Remember keys Redis rejected with nothing left until their retry time, answering them
-   * in-process (`source: 'blockedCache'`) without a Redis call. `true` = at most 10,000 keys.
+   * in-process (`source: 'blockedCache'`) without a Redis call. `true` = at most
+   * `RATE_LIMIT_DEFAULTS.maxKeys` (10,000) keys.
    * @default false
    */
   blockedCache?: boolean | { maxKeys: number }
@@ -164,7 +165,9 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
     blockedOption === false
       ? undefined
       : new BlockedCache(
-          blockedOption === true ? 10_000 : positiveInteger('blockedCache.maxKeys', blockedOption.maxKeys),
+          blockedOption === true
+            ? RATE_LIMIT_DEFAULTS.maxKeys
+            : positiveInteger('blockedCache.maxKeys', blockedOption.maxKeys),
         )
   const startupWaitMs = positiveInteger('startupWaitMs', options.startupWaitMs ?? STARTUP_DEFAULTS.waitMs)
   const { redis, onStoreError, logger } = options
@@ -180,11 +183,11 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
           redis: options.redis,
           keySpace,
           policy,
-          fraction: share('lease.fraction', options.lease?.fraction ?? LEASE_DEFAULTS.fraction),
-          maxKeys: positiveInteger('lease.maxKeys', options.lease?.maxKeys ?? LEASE_DEFAULTS.maxKeys),
+          fraction: share('lease.fraction', options.lease?.fraction ?? RATE_LIMIT_DEFAULTS.leaseFraction),
+          maxKeys: positiveInteger('lease.maxKeys', options.lease?.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys),
           deadline,
           what,
-          blocked: blocked ?? new BlockedCache(10_000),
+          blocked: blocked ?? new BlockedCache(RATE_LIMIT_DEFAULTS.maxKeys),
         })
       : undefined
 

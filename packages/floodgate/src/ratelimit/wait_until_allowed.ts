@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { FloodgateError, InvalidArgumentError } from '../errors/index.js'
+import { RATE_LIMIT_DEFAULTS } from './defaults.js'
 import type { LimitOptions, RateLimiter, RateLimitResult } from './types.js'
 
 /** Options of {@link waitUntilAllowed}. */
@@ -7,7 +8,7 @@ export interface WaitUntilAllowedOptions extends LimitOptions {
   /**
    * Longest total wait (ms) before giving up with {@link RateLimitWaitError}; a rejection whose
    * `retryAfterMs` would end past it gives up at once instead of sleeping in vain.
-   * @default 10_000
+   * @default 10_000 (`RATE_LIMIT_DEFAULTS.maxWaitMs`)
    */
   maxWaitMs?: number
   /** Cancels the wait; the call then rejects with the signal's reason. */
@@ -32,8 +33,6 @@ export class RateLimitWaitError extends FloodgateError {
   }
 }
 
-const DEFAULT_MAX_WAIT_MS = 10_000
-
 /**
  * Blocks until `limiter` admits `key` (for queues and background jobs, not request paths): asks,
  * and on a rejection sleeps its `retryAfterMs` (plus up to 10% jitter so waiters do not retry in
@@ -48,7 +47,7 @@ export async function waitUntilAllowed(
   key: string,
   options: WaitUntilAllowedOptions = {},
 ): Promise<RateLimitResult> {
-  const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS
+  const maxWaitMs = options.maxWaitMs ?? RATE_LIMIT_DEFAULTS.maxWaitMs
   if (!Number.isFinite(maxWaitMs) || maxWaitMs < 0)
     throw new InvalidArgumentError('maxWaitMs', 'must be a finite number ≥ 0 (ms)')
   const { signal } = options

@@ -1,4 +1,3 @@
-export { fullJitterDelayMs } from '../backoff/index.js'
 export { type ConsumerStats, StreamGroupConsumer } from './consumer.js'
 export type { StreamConsumerOptions } from './options.js'
 export { compareStreamIds, parseStreamId, type StreamIdParts } from './stream_id.js'

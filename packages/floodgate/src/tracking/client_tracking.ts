@@ -46,42 +46,13 @@ export interface ClientTrackingStats {
 export type InvalidationListener = (keys: readonly string[] | null) => void
 
 /**
- * Server-assisted client-side caching (Redis `CLIENT TRACKING`), on connections floodgate owns —
- * tracking is never turned on for the caller's client:
- *
- * - a **data connection** (a `duplicate()` of the client) with `CLIENT TRACKING ON REDIRECT <id>`:
- *   Redis remembers every key it reads;
- * - an **invalidation connection** subscribed to `__redis__:invalidate` (RESP2, which ioredis 5
- *   speaks, delivers invalidations there): when a remembered key changes, expires or is evicted,
- *   by any client, Redis sends its name once and forgets it until it is read again.
- *
- * **Default mode, not BCAST.** BCAST would send every change under a prefix to every instance,
- * whether it holds the key or not: one message per play per instance on a hot item. In default
- * mode an instance hears only of keys it read, once per read, so messages follow reads, not
- * writes. The price is server memory for the key table, bounded by `tracking-table-max-keys`
- * (Redis invalidates keys it drops from that table, which stays correct).
- *
- * **Validity.** A value read on {@link connection} may be kept, and served without asking Redis,
- * while {@link generation} is unchanged and no invalidation named its keys. The generation
- * changes when tracking is established, lost or flushed, so one comparison drops everything:
- * - either connection closes (killed, Redis restarted, failover) or a heartbeat fails: invalidations
- *   may have been lost, nothing kept before is valid; {@link established} stays false until both
- *   connections are back and `CLIENT TRACKING` was answered again;
- * - a null message (FLUSHALL / FLUSHDB) flushes likewise.
- * And nothing kept is valid while the invalidation connection has been silent (no pong to the
- * heartbeat PING sent every `heartbeatMs`, no message) for more than `maxSilenceMs` (default
- * 1 s): a kept value is at most that far behind Redis even when invalidations cannot arrive
- * (Redis stalled, a partition). Validity comes back with the next pong, which proves every
- * invalidation sent before it was received; no pong within `heartbeatTimeoutMs` of idle event
- * loop is a loss (the connection is made again).
- * A read whose key is invalidated while it is in flight is not valid either ({@link begin}).
- *
- * **Cluster.** On a cluster client the state is `unsupported` and {@link begin} answers
- * `undefined`: tracking would need a data and an invalidation connection per master and a
- * flush per slot moved (resharding), which this class does not do; callers keep their
- * time-bound freshness there.
- *
- * Never throws for Redis trouble: it only stops being established.
+ * Server-assisted client-side caching (Redis `CLIENT TRACKING`, default mode, not BCAST) on two
+ * connections floodgate owns, never the caller's client: a data connection Redis tracks, and an
+ * invalidation connection (RESP2, `__redis__:invalidate`). A value read on {@link connection} may
+ * be served from memory while {@link generation} is unchanged, no invalidation named its keys, the
+ * invalidation connection was heard within `maxSilenceMs`, and the read was not overtaken in
+ * flight ({@link begin}). A cluster client is `unsupported`. Never throws for Redis trouble: it
+ * only stops being established. See README.md beside this file (connections, validity, cluster).
  */
 export class ClientTracking {
   readonly options: ResolvedClientTrackingOptions

@@ -42,6 +42,28 @@ export function integerIn(field: string, value: unknown, min: number, max: numbe
 }
 
 /**
+ * Returns `value` if it is a finite number (not NaN, not ±Infinity).
+ * @throws {InvalidArgumentError} naming `field` otherwise.
+ */
+export function finiteNumber(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new InvalidArgumentError(field, `must be a finite number, got ${String(value)}`)
+  }
+  return value
+}
+
+/**
+ * Returns `value` if it is a finite number > 0.
+ * @throws {InvalidArgumentError} naming `field` otherwise.
+ */
+export function positiveNumber(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidArgumentError(field, `must be a finite number > 0, got ${String(value)}`)
+  }
+  return value
+}
+
+/**
  * Returns `value` if it is a finite number in (0, 1].
  * @throws {InvalidArgumentError} naming `field` otherwise.
  */

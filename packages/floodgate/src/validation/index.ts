@@ -1,8 +1,10 @@
 export {
+  finiteNumber,
   integerAtLeast,
   integerIn,
   nonEmptyString,
   nonNegativeInteger,
   positiveInteger,
+  positiveNumber,
   share,
 } from './checks.js'

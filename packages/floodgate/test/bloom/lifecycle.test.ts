@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
-import { backoffMs } from '../../src/bloom/lifecycle.js'
 import { BloomFilter, BloomLifecycle, type BloomLifecycleEvent, KeySpace } from '../../src/index.js'
 import { chunks, range } from '../support/items.js'
 import { deadRedisClient, deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
@@ -141,14 +140,5 @@ describe('BloomLifecycle', () => {
     await sleep(150)
     expect(reads()).toBe(after)
     expect(kept.rebuilding).toBe('closed')
-  })
-})
-
-describe('backoffMs', () => {
-  it('doubles from the base up to the cap, drawn in [d/2, d]', () => {
-    expect([1, 2, 3, 4, 5, 40].map((n) => backoffMs(n, 1000, 5000, () => 1))).toEqual([
-      1000, 2000, 4000, 5000, 5000, 5000,
-    ])
-    expect([1, 2, 3, 4].map((n) => backoffMs(n, 1000, 5000, () => 0))).toEqual([500, 1000, 2000, 2500])
   })
 })

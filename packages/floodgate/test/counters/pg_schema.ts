@@ -2,7 +2,7 @@ import { interactionSchemaSql } from '../../src/interactions/index.js'
 import type { SqlDatabase } from '../../src/sql/executor.js'
 import { createPgTestSchema, type PgTestSchema } from '../support/pg_schema.js'
 
-export { schemaPool, TEST_DATABASE_URL } from '../support/pg_schema.js'
+export { schemaPool } from '../support/pg_schema.js'
 
 /** A private schema (`fg_<label>_<hex>`) with `videos(id)` 1…n and the interaction tables. */
 export type CountersSchema = PgTestSchema

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { TEST_DATABASE_URL } from '@floodgate/test-support'
 import pg from 'pg'
 import { Registry } from 'prom-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -8,7 +9,7 @@ import { pgPoolDatabase } from '../../src/sql/executor.js'
 import type { StreamGroupConsumer } from '../../src/stream/index.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { waitDrained } from './drain.js'
-import { createTestSchema, TEST_DATABASE_URL, type TestSchema } from './pg_schema.js'
+import { createTestSchema, type TestSchema } from './pg_schema.js'
 import { compareRedisWithDatabase } from './verify.js'
 
 const VIDEOS = 20

@@ -1,22 +1,28 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import {
   CountsReader,
+  CountsRecovery,
   createRankings,
   defaultInteractionTables,
+  INTERACTION_DEFAULTS,
   InteractionKeys,
   Interactions,
   InvalidArgumentError,
-  interactionDefaults,
   interactionLayout,
+  pgPoolDatabase,
 } from '../../src/index.js'
+import { schemaPool } from '../support/pg_schema.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 const redis = testRedisClient()
 const prefix = uniquePrefix('ix-layout')
+// never queried: CountsRecovery's constructor only keeps it
+const unusedPool = schemaPool('public', 1)
 
 afterAll(async () => {
   await deleteByPrefix(redis, prefix)
   redis.disconnect()
+  await unusedPool.end()
 })
 
 describe('interactionLayout', () => {
@@ -24,8 +30,8 @@ describe('interactionLayout', () => {
     const layout = interactionLayout({ prefix })
     expect(layout).toEqual({
       prefix,
-      partitions: interactionDefaults.partitions,
-      topK: interactionDefaults.topK,
+      partitions: INTERACTION_DEFAULTS.partitions,
+      topK: INTERACTION_DEFAULTS.topK,
       tables: defaultInteractionTables,
     })
     expect(Object.isFrozen(layout) && Object.isFrozen(layout.tables)).toBe(true)
@@ -45,6 +51,23 @@ describe('interactionLayout', () => {
     expect(() => interactionLayout({ prefix, tables: { itemIdColumn: 'Video_Id' } })).toThrow(
       /tables\.itemIdColumn/,
     )
+  })
+
+  it('every constructor taking the layout fields checks them the same way (topK in [1, 100000])', () => {
+    const tooMany = { prefix, topK: 100_001 }
+    expect(() => interactionLayout(tooMany)).toThrow(/topK: must be an integer in \[1, 100000\]/)
+    expect(() => new Interactions(redis, tooMany)).toThrow(/topK: must be an integer in \[1, 100000\]/)
+    expect(() => new CountsRecovery({ ...tooMany, redis, sql: pgPoolDatabase(unusedPool) })).toThrow(
+      /topK: must be an integer in \[1, 100000\]/,
+    )
+    expect(() => createRankings({ ...tooMany, redis })).toThrow(/topK: must be an integer in \[1, 100000\]/)
+    const badPartitions = { prefix, partitions: 0 }
+    for (const build of [
+      () => new Interactions(redis, badPartitions),
+      () => new CountsReader({ ...badPartitions, redis }),
+      () => createRankings({ ...badPartitions, redis }),
+    ])
+      expect(build).toThrow(/partitions: must be an integer in \[1, 16384\]/)
   })
 
   it('spread into the write path, the counts reader and the rankings, they agree (P = 3, top K = 2)', async () => {

@@ -1,7 +1,7 @@
 import { interactionSchemaSql } from '../../src/interactions/index.js'
 import { createPgTestSchema, type PgTestSchema } from '../support/pg_schema.js'
 
-export { schemaPool, TEST_DATABASE_URL } from '../support/pg_schema.js'
+export { schemaPool } from '../support/pg_schema.js'
 
 /** A private PostgreSQL schema with the interaction tables and a minimal `videos` (ids 1…videos). */
 export type TestSchema = PgTestSchema

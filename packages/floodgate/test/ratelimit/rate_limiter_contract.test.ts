@@ -5,10 +5,12 @@ import {
   KeySpace,
   RATE_LIMIT_ALGORITHMS,
 } from '../../src/index.js'
+import { LEASED_ALGORITHMS } from '../../src/ratelimit/lease/lease_script.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 import { rateLimiterContract } from './contract/rate_limiter_contract.js'
 
-// One registration per RateLimiter implementation: the five Redis algorithms and the in-memory ones.
+// One registration per RateLimiter implementation: the five Redis algorithms (exact mode), the
+// leased mode's window algorithms, and the in-memory ones.
 const redis = testRedisClient()
 const keySpace = new KeySpace(uniquePrefix('rl-contract'))
 let instance = 0
@@ -33,6 +35,26 @@ for (const algorithm of RATE_LIMIT_ALGORITHMS) {
         // 2 s instead of the default request-path deadline: the test machine is shared and busy
         timeoutMs: 2000,
         // a store failure must fail the test, not answer from a fallback
+        fallback: 'failClosed',
+      }),
+  })
+}
+
+for (const algorithm of LEASED_ALGORITHMS) {
+  rateLimiterContract({
+    name: `redis ${algorithm} leased`,
+    source: 'redis',
+    mode: 'leased',
+    create: (limit) =>
+      createRateLimiter({
+        redis,
+        prefix: keySpace,
+        algorithm,
+        mode: 'leased',
+        name: `${algorithm}-leased-${instance++}`,
+        limit,
+        windowMs: 60_000,
+        timeoutMs: 2000,
         fallback: 'failClosed',
       }),
   })

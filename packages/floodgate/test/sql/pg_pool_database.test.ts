@@ -1,11 +1,10 @@
+import { TEST_DATABASE_URL } from '@floodgate/test-support'
 import { describe, expect, it } from 'vitest'
 import { spawnWorker } from '../support/processes.js'
 
-const DATABASE_URL = process.env.FLOODGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-
 describe('pgPoolDatabase when PostgreSQL sessions die', () => {
   it('never crashes the process: idle, in-transaction and mid-query connections terminated by the server', async () => {
-    const worker = spawnWorker(new URL('./dead_session.worker.ts', import.meta.url), [DATABASE_URL])
+    const worker = spawnWorker(new URL('./dead_session.worker.ts', import.meta.url), [TEST_DATABASE_URL])
     const code = await worker.exited
     const steps = Object.fromEntries(
       (worker.messages as { step: string }[]).map(({ step, ...rest }) => [step, rest]),

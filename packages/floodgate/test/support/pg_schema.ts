@@ -1,11 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { dropSchema } from '@floodgate/test-support'
+import { dropSchema, TEST_DATABASE_URL } from '@floodgate/test-support'
 import pg from 'pg'
 import { pgPoolDatabase, type SqlDatabase } from '../../src/sql/executor.js'
-
-/** URL of the shared PostgreSQL the integration tests use. */
-export const TEST_DATABASE_URL =
-  process.env.FLOODGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 /** A private PostgreSQL schema, a pool on it, and `drop()` (ends the pool, `DROP SCHEMA … CASCADE`). */
 export interface PgTestSchema {

@@ -16,8 +16,9 @@ export {
 export const TEST_REDIS_TARGET: string | readonly string[] = TEST_REDIS_CLUSTER_NODES ?? TEST_REDIS_URL
 
 /**
- * A client with floodgate's production options (offline queue off), except a
- * roomier command timeout so a loaded CI machine does not make tests flaky.
+ * A client with floodgate's production options, except a roomier command timeout (the test
+ * machine is shared and at times slow) and an offline queue, so the first commands wait for the
+ * connection.
  */
 export function testRedis(commandTimeoutMs = 2000): Redis {
   return new Redis(TEST_REDIS_URL, {

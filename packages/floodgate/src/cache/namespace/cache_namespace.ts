@@ -1,4 +1,6 @@
+import { fullJitterDelayMs } from '../../backoff/index.js'
 import { StoreUnavailableError } from '../../errors/index.js'
+import { INVALIDATION_RETRY_BASE_MS } from '../invalidation.js'
 import { UNAVAILABLE } from '../l2/l2_store.js'
 import type { CacheStack } from '../stack.js'
 import { CacheView } from '../view.js'
@@ -33,7 +35,7 @@ export class CacheNamespace<T = unknown> extends CacheView<T> {
    * L1 entries of the namespace are no longer found either. A load that began before the clear
    * fills an older generation, which nobody reads. An instance whose bus connection dropped reads
    * the generation again after it reconnects. A failed publish is retried in the background
-   * (100 ms doubling, `invalidateRetries` times, then a `background_error` with task `clear`).
+   * (full-jitter backoff under a cap of 100 ms doubling, `invalidateRetries` times, then a `background_error` with task `clear`).
    * @throws {StoreUnavailableError} when the `INCR` failed (nothing was cleared).
    */
   async clear(): Promise<ClearResult> {
@@ -58,7 +60,8 @@ export class CacheNamespace<T = unknown> extends CacheView<T> {
       stack.events.emit('background_error', { key: this.name, error, task: 'clear' })
       return
     }
-    await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** (attempt - 1)).unref())
+    const waitMs = fullJitterDelayMs(attempt - 1, INVALIDATION_RETRY_BASE_MS, Number.POSITIVE_INFINITY)
+    await new Promise((resolve) => setTimeout(resolve, waitMs).unref())
     if (!(await stack.l2.publishInvalidation(message))) await this.republish(message, attempt + 1)
   }
 }

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import { nonEmptyString, positiveInteger } from '../../validation/index.js'
+import { RATE_LIMIT_DEFAULTS } from '../defaults.js'
 import { type PolicyOptions, resolvePolicy } from '../policy.js'
 import type {
   LimitOptions,
@@ -15,7 +16,7 @@ import { decideTokenBucket, type TokenBucketState } from './token_bucket.js'
 export interface MemoryRateLimiterOptions extends PolicyOptions<MemoryRateLimitAlgorithm> {
   /**
    * Most keys kept; the least recently used key is evicted beyond it (an evicted key starts fresh, full quota).
-   * @default 10000
+   * @default 10_000 (`RATE_LIMIT_DEFAULTS.maxKeys`)
    */
   maxKeys?: number
   /**
@@ -51,7 +52,7 @@ export function createMemoryLimiterWithSource(
   source: RateLimitSource,
 ): MemoryRateLimiter {
   const policy = resolvePolicy(options, ['slidingWindow', 'tokenBucket'])
-  const maxKeys = positiveInteger('maxKeys', options.maxKeys ?? 10_000)
+  const maxKeys = positiveInteger('maxKeys', options.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys)
   const now = options.now ?? Date.now
   const states = new LRUCache<string, State>({ max: maxKeys })
   const bucket = policy.algorithm === 'tokenBucket'

@@ -7,6 +7,8 @@ export interface RateLimiterRegistration {
   name: string
   /** The `source` its own decisions carry. */
   source: RateLimitSource
+  /** A Redis limiter's mode. @default 'exact' */
+  mode?: 'exact' | 'leased'
   /**
    * A fresh limiter of `limit` units per 60 s window (burst = limit where the algorithm has one):
    * nothing refills or slides during a test.
@@ -29,7 +31,7 @@ async function raised(call: () => Promise<unknown>): Promise<unknown> {
  * driver test suite is the model: one suite, one registration per implementation).
  */
 export function rateLimiterContract(registration: RateLimiterRegistration): void {
-  const { name, source, create } = registration
+  const { name, source, create, mode = 'exact' } = registration
 
   describe(`RateLimiter contract: ${name}`, () => {
     it('admits `limit` units of a fresh key, counting `remaining` down, then rejects', async () => {
@@ -45,6 +47,22 @@ export function rateLimiterContract(registration: RateLimiterRegistration): void
       const rejected = await limiter.limit('k')
       expect([rejected.allowed, rejected.remaining]).toEqual([false, 0])
       expect(rejected.retryAfterMs).toBeGreaterThan(0)
+    })
+
+    it('admits exactly `limit` unit requests, `remaining` never above what is left', async () => {
+      const limiter = create(20)
+      const sources = new Set<RateLimitSource>()
+      for (let admitted = 1; admitted <= 20; admitted++) {
+        const result = await limiter.limit('n')
+        expect(result.allowed).toBe(true)
+        sources.add(result.source)
+        // leased mode: `remaining` is a lower bound (RateLimitResult.remaining, src/ratelimit/types.ts)
+        if (mode === 'leased') expect(result.remaining).toBeLessThanOrEqual(20 - admitted)
+        else expect(result.remaining).toBe(20 - admitted)
+      }
+      expect((await limiter.limit('n')).allowed).toBe(false)
+      // leased mode answers from the slice in memory (`lease`) between its Redis calls
+      expect(sources).toEqual(new Set(mode === 'leased' ? [source, 'lease'] : [source]))
     })
 
     it('takes weighted costs and consumes nothing for a rejected one', async () => {

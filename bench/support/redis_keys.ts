@@ -1,1 +1,0 @@
-export { deleteByPrefix, type KeyScanner } from '@floodgate/test-support'
