@@ -17,8 +17,7 @@ export interface Watched {
  * oldest first, behind one timer. Calls under equal deadlines run out in the order they were sent
  * on both clocks (an older call has waited at least as long, idle and wall), so only the head
  * needs a timer: settled calls leave from the front, and a timer firing expires the heads that ran
- * out, then re-arms for the first one that did not. One timer per deadline length instead of one
- * per call (a timer, a promise and closures cost ~2.5 µs of an L2 hit's ~15).
+ * out, then re-arms for the first one that did not: one timer per deadline length, not one per call.
  */
 export class DeadlineQueue {
   private items: Watched[] = []
