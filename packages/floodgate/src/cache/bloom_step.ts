@@ -19,6 +19,11 @@ export function gatePosition(o: ResolvedCallOptions): GatePosition {
   return o.bloom.inProcess === true ? 'before_l2' : 'after_l2'
 }
 
+/** Whether the call's gate stands at `position` (callers skip {@link passGate}'s await when not). */
+export function gateAt(o: ResolvedCallOptions, position: Exclude<GatePosition, 'none'>): boolean {
+  return gatePosition(o) === position
+}
+
 /**
  * Asks the Bloom gate about the caller's keys of `ids` (one batched question) in a
  * `floodgate.cache.bloom` span; any failure answers "maybe" (fail open). While the L2 breaker is

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { passGate } from './bloom_step.js'
+import { gateAt, passGate } from './bloom_step.js'
+import type { Envelope } from './envelope.js'
 import { loadAndFill, loadWithoutL2 } from './fill.js'
-import { UNAVAILABLE } from './l2/l2_store.js'
+import { UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { userKeyOf } from './namespace/scoped_key.js'
 import { isNotFound } from './not_found.js'
 import type { ResolvedCallOptions } from './options.js'
@@ -9,7 +10,7 @@ import { type CacheStack, entryValue, type Loaded, type Loader, unwrap } from '.
 import { jitteredMs } from './ttl.js'
 
 /**
- * `getOrLoad` for one id (go-zero's cachenode style, one readable function). The order of steps,
+ * `getOrLoad` for one id (go-zero's cachenode style, read top to bottom). The order of steps,
  * the same as `readMany` (`read_many.ts`):
  * 1. L1;
  * 2. Bloom gate if it is in-process (`before_l2`, see `bloom_step.ts`);
@@ -21,7 +22,7 @@ import { jitteredMs } from './ttl.js'
  * @returns the value, or `undefined` for not found.
  * @throws whatever `loader` throws (errors are never cached).
  */
-export async function readOne<T>(
+export function readOne<T>(
   stack: CacheStack<T>,
   id: string,
   loader: Loader<T>,
@@ -31,11 +32,34 @@ export async function readOne<T>(
   const local = stack.l1?.get(id, now)
   if (local !== undefined) {
     stack.count(isNotFound(local.value) ? 'negative_hit' : 'l1_hit', id)
-    return unwrap(local.value)
+    return Promise.resolve(unwrap(local.value))
   }
   const epoch = stack.epoch
-  if ((await passGate(stack, o, [id], 'before_l2')).length === 0) return undefined
-  const entry = await stack.readEntry(id)
+  if (gateAt(o, 'before_l2'))
+    return passGate(stack, o, [id], 'before_l2').then((passed) =>
+      passed.length === 0
+        ? undefined
+        : stack.readEntry(id).then((entry) => afterL2(stack, id, loader, o, now, epoch, entry)),
+    )
+  // no async function on an L2 hit: it is decoded and answered in the read's own callback
+  return stack.readBytes(id).then((raw) => {
+    const entry = raw === UNAVAILABLE ? raw : stack.decode(id, raw)
+    // a corrupt entry: a miss once its delete is done
+    if (entry instanceof Promise) return entry.then(() => loadMissing(stack, id, loader, o, undefined))
+    return afterL2(stack, id, loader, o, now, epoch, entry)
+  })
+}
+
+/** Step 3's outcome: a fresh entry, or a stale one inside grace, at once; a miss goes on to 4 and 5. */
+function afterL2<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  now: number,
+  epoch: number,
+  entry: Envelope<T> | undefined | Unavailable,
+): T | undefined | Promise<T | undefined> {
   if (entry !== UNAVAILABLE && entry !== undefined) {
     if (entry.expiresAtMs > now) {
       stack.count(entry.kind === 'negative' ? 'negative_hit' : 'l2_hit', id)
@@ -48,7 +72,18 @@ export async function readOne<T>(
       return unwrap(entryValue(entry))
     }
   }
-  if ((await passGate(stack, o, [id], 'after_l2')).length === 0) return undefined
+  return loadMissing(stack, id, loader, o, entry)
+}
+
+/** Steps 4 and 5: the remote Bloom gate (`after_l2`), then singleflight and the lock. */
+async function loadMissing<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  entry: Envelope<T> | undefined | Unavailable,
+): Promise<T | undefined> {
+  if (gateAt(o, 'after_l2') && (await passGate(stack, o, [id], 'after_l2')).length === 0) return undefined
   const stale = entry === UNAVAILABLE || entry === undefined ? undefined : entryValue(entry)
   return unwrap(
     await stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, entry === UNAVAILABLE, stale)),

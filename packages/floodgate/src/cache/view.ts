@@ -45,15 +45,20 @@ export abstract class CacheView<T> {
    *   options or a key starting with `\0`. Redis failures are never thrown: the read degrades to L1
    *   and the loader.
    */
-  async getOrLoad(key: string, loader: Loader<T>, options?: CallOptions): Promise<T | undefined> {
-    const o = layerCallOptions(this.stack.o.call, options)
-    const idOf = this.scope()
-    if (typeof idOf === 'function') return readOne(this.stack, idOf(key), loader, o)
-    return idOf.then(async (resolved) =>
-      resolved === UNAVAILABLE
-        ? unwrap(await this.stack.runLoader(checked(key), loader))
-        : readOne(this.stack, resolved(key), loader, o),
-    )
+  getOrLoad(key: string, loader: Loader<T>, options?: CallOptions): Promise<T | undefined> {
+    // not async: readOne's promise is handed back as is (an async wrapper costs a promise and two hops)
+    try {
+      const o = layerCallOptions(this.stack.o.call, options)
+      const idOf = this.scope()
+      if (typeof idOf === 'function') return readOne(this.stack, idOf(key), loader, o)
+      return idOf.then(async (resolved) =>
+        resolved === UNAVAILABLE
+          ? unwrap(await this.stack.runLoader(checked(key), loader))
+          : readOne(this.stack, resolved(key), loader, o),
+      )
+    } catch (error) {
+      return Promise.reject(error)
+    }
   }
 
   /**

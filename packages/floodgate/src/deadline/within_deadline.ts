@@ -1,4 +1,5 @@
 import { integerAtLeast, positiveInteger } from '../validation/index.js'
+import { type DeadlineQueue, deadlineQueue, type Watched } from './deadline_queue.js'
 import { loopIdleMs } from './idle_clock.js'
 import { RedisTimeoutError } from './redis_timeout_error.js'
 
@@ -38,57 +39,68 @@ function isClientTimeout(error: unknown): boolean {
  *   anyway (`loopStalled: true`, this process stalled).
  * - When the timer fires it first lets one poll phase run (`setImmediate`), since timers run
  *   before I/O in a loop iteration: a reply that landed while the loop was blocked wins.
+ * - Calls under the same deadline numbers share one timer ({@link DeadlineQueue}): a call costs
+ *   a promise and an entry in a FIFO, not a timer of its own.
  *
  * An ioredis `commandTimeout` rejection is reported the same way (stalled when the idle time was
  * short of `timeoutMs`). The late outcome of `call` is observed (no unhandled rejection).
  */
 export function withinDeadline<T>(call: Promise<T>, deadline: Deadline, what: string): Promise<T> {
-  const startedMs = performance.now()
-  const idleAtStart = loopIdleMs()
-  return new Promise<T>((resolve, reject) => {
-    let settled = false
-    const fail = (loopStalled: boolean, cause?: unknown) => {
-      if (settled) return
-      settled = true
-      reject(
-        new RedisTimeoutError(
-          what,
-          performance.now() - startedMs,
-          loopIdleMs() - idleAtStart,
-          loopStalled,
-          cause,
-        ),
-      )
-    }
-    const check = () => {
-      const waitedMs = performance.now() - startedMs
-      const idleMs = loopIdleMs() - idleAtStart
-      if (idleMs >= deadline.timeoutMs || waitedMs >= deadline.maxWaitMs) {
-        const stalled = idleMs < deadline.timeoutMs
-        setImmediate(() => fail(stalled))
-        return
+  return new Promise<T>((resolve, reject) => watchDeadline(call, deadline, what, resolve, reject))
+}
+
+/**
+ * {@link withinDeadline} with callbacks in place of a promise of its own, for callers that map
+ * the outcome anyway (one promise and one hop fewer): exactly one of `onValue` and `onError` is
+ * called, once, as `withinDeadline` would settle.
+ */
+export function watchDeadline<T>(
+  call: Promise<T>,
+  deadline: Deadline,
+  what: string,
+  onValue: (value: T) => void,
+  onError: (error: unknown) => void,
+): void {
+  const queue = deadlineQueue(deadline.timeoutMs, deadline.maxWaitMs)
+  const watched = new WatchedCall(what, onError)
+  queue.add(watched)
+  call.then(
+    (value) => {
+      if (watched.settled) return
+      watched.settled = true
+      queue.trim()
+      onValue(value)
+    },
+    (error: unknown) => {
+      if (watched.settled) return
+      if (isClientTimeout(error)) {
+        watched.expire(loopIdleMs() - watched.idleAtStartMs < deadline.timeoutMs, error)
+      } else {
+        watched.settled = true
+        onError(error)
       }
-      const nextMs = Math.min(deadline.timeoutMs - idleMs, deadline.maxWaitMs - waitedMs)
-      timer = setTimeout(check, Math.max(1, Math.ceil(nextMs)))
-    }
-    let timer = setTimeout(check, deadline.timeoutMs)
-    call.then(
-      (value) => {
-        clearTimeout(timer)
-        if (settled) return
-        settled = true
-        resolve(value)
-      },
-      (error: unknown) => {
-        clearTimeout(timer)
-        if (!isClientTimeout(error)) {
-          if (settled) return
-          settled = true
-          reject(error)
-          return
-        }
-        fail(loopIdleMs() - idleAtStart < deadline.timeoutMs, error)
-      },
+      queue.trim()
+    },
+  )
+}
+
+/** A call under {@link watchDeadline}: fails with {@link RedisTimeoutError} when it expires. */
+class WatchedCall implements Watched {
+  readonly startedMs = performance.now()
+  readonly idleAtStartMs = loopIdleMs()
+  settled = false
+
+  constructor(
+    private readonly what: string,
+    private readonly fail: (error: unknown) => void,
+  ) {}
+
+  expire(loopStalled: boolean, cause?: unknown): void {
+    if (this.settled) return
+    this.settled = true
+    const idleMs = loopIdleMs() - this.idleAtStartMs
+    this.fail(
+      new RedisTimeoutError(this.what, performance.now() - this.startedMs, idleMs, loopStalled, cause),
     )
-  })
+  }
 }

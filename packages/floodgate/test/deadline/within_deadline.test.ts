@@ -68,6 +68,37 @@ describe('withinDeadline', () => {
     }
   })
 
+  it('runs every call of one deadline length on one timer, each timing out on its own clock', async () => {
+    // no ioredis commandTimeout: its per-command timers would hide ours
+    const plain = createRedisClient(server.url, { redis: { commandTimeout: undefined } })
+    plain.on('error', () => {})
+    await new Promise((resolve) => plain.once('ready', resolve))
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+    server.pause()
+    try {
+      const before = timers()
+      const first = Array.from({ length: 100 }, () =>
+        withinDeadline(plain.ping(), deadline, 'ping').catch((e: unknown) => e),
+      )
+      expect(timers() - before).toBeLessThanOrEqual(1)
+      await sleep(30)
+      const later = withinDeadline(plain.ping(), deadline, 'ping').catch((e: unknown) => e)
+      const firstErrors = await Promise.all(first)
+      const firstDoneMs = performance.now()
+      const laterError = await later
+      for (const error of [...firstErrors, laterError]) {
+        expect(error).toBeInstanceOf(RedisTimeoutError)
+        expect((error as RedisTimeoutError).loopStalled).toBe(false)
+        expect((error as RedisTimeoutError).idleMs).toBeGreaterThanOrEqual(deadline.timeoutMs - 1)
+      }
+      // the later call kept its own start: it ran out about 30 ms after the first ones
+      expect(performance.now() - firstDoneMs).toBeGreaterThanOrEqual(15)
+    } finally {
+      server.resume()
+      plain.disconnect()
+    }
+  })
+
   it('passes a Redis error through unchanged', async () => {
     await expect(withinDeadline(redis.call('NOSUCHCOMMAND'), deadline, 'bad')).rejects.toThrow(
       /unknown command/i,

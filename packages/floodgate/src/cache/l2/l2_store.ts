@@ -1,6 +1,6 @@
 import { Cluster } from 'ioredis'
 import type { CircuitBreaker } from '../../circuit_breaker/index.js'
-import { countsAgainstRedis, type Deadline, withinDeadline } from '../../deadline/index.js'
+import { countsAgainstRedis, type Deadline, watchDeadline } from '../../deadline/index.js'
 import type { KeySpace, RedisClient } from '../../redis/index.js'
 import { scopedParts } from '../namespace/scoped_key.js'
 import {
@@ -21,7 +21,7 @@ export type Unavailable = typeof UNAVAILABLE
 
 /**
  * The Redis tier of one cache: every call goes through the circuit breaker
- * and a loop-aware deadline ({@link withinDeadline}), and answers {@link UNAVAILABLE}
+ * and a loop-aware deadline (`withinDeadline`), and answers {@link UNAVAILABLE}
  * instead of throwing on the read path. The breaker counts errors and timeouts during which
  * the event loop sat idle; a wait that ran long because this process was busy does not count.
  * Keys of one cache key share the hash tag `{<key>}`; a namespaced id (see `scoped_key.ts`) lives
@@ -62,18 +62,32 @@ export class L2Store {
   }
 
   /** Runs `op` behind the breaker and the deadline. `force` skips the breaker's admission (writes). */
-  async guard<R>(op: () => Promise<R>, force = false): Promise<R | Unavailable> {
-    if (!this.breaker.allow() && !force) return UNAVAILABLE
+  guard<R>(op: () => Promise<R>, force = false): Promise<R | Unavailable> {
+    if (!this.breaker.allow() && !force) return Promise.resolve(UNAVAILABLE)
+    let call: Promise<R>
     try {
-      const result = await withinDeadline(op(), this.deadline, 'cache L2')
-      this.breaker.success()
-      return result
+      call = op()
     } catch (error) {
-      if (countsAgainstRedis(error)) this.breaker.failure()
-      else this.breaker.inconclusive()
-      this.onError(error)
-      return UNAVAILABLE
+      call = Promise.reject(error)
     }
+    // one promise per call: the deadline settles it through callbacks
+    return new Promise((resolve) =>
+      watchDeadline(
+        call,
+        this.deadline,
+        'cache L2',
+        (result) => {
+          this.breaker.success()
+          resolve(result)
+        },
+        (error) => {
+          if (countsAgainstRedis(error)) this.breaker.failure()
+          else this.breaker.inconclusive()
+          this.onError(error)
+          resolve(UNAVAILABLE)
+        },
+      ),
+    )
   }
 
   /** GET of the value key, as bytes; null when absent. */
