@@ -68,15 +68,14 @@ export async function makeAdapter(
     case 'floodgate':
     case 'floodgate-l2':
     case 'floodgate-l2-autopipelining': {
+      // floodgate's defaults: the 2 s command cap and the loop-aware 50 ms deadline
       const redis = createRedisClient(REDIS_URL, {
-        commandTimeoutMs: 1000,
         redis: { enableAutoPipelining: kind === 'floodgate-l2-autopipelining' },
       })
       const cache = createCache<unknown>({
         redis,
         name: 'bench',
         prefix,
-        redisTimeoutMs: 1000,
         l1: kind === 'floodgate' ? { maxEntries: 20_000 } : false,
         // A miss is `null` or `undefined` from the adapters' loaders.
         bloom: options.bloom,
