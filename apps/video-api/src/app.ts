@@ -48,19 +48,19 @@ export interface AppOptions {
   db: Kysely<Database>
   /** An open Redis client. The app does not close it. */
   redis: RedisClient
-  /** Prefix of the service's Redis keys. @default 'va' */
+  /** Prefix of the service's Redis keys. @default the field table's `REDIS_PREFIX` */
   redisPrefix?: string
   /** HS256 secret for bearer tokens. */
   jwtSecret: string
-  /** Token lifetime (s). @default 3600 */
+  /** Token lifetime (s). @default the field table's `JWT_TTL_S` */
   jwtTtlS?: number
-  /** @default 65536 (bytes) */
+  /** Maximum request body (bytes). @default the field table's `BODY_LIMIT_BYTES` */
   bodyLimitBytes?: number
-  /** @default 10000 (ms) */
+  /** Time to receive a whole request (ms). @default the field table's `REQUEST_TIMEOUT_MS` */
   requestTimeoutMs?: number
-  /** @default 10000 (ms) */
+  /** Idle socket timeout (ms). @default the field table's `CONNECTION_TIMEOUT_MS` */
   connectionTimeoutMs?: number
-  /** @default 72000 (ms) */
+  /** Keep-alive idle timeout (ms). @default the field table's `KEEP_ALIVE_TIMEOUT_MS` */
   keepAliveTimeoutMs?: number
   /** pino options or `false`. @default false */
   logger?: FastifyServerOptions['logger']

@@ -38,7 +38,7 @@ export interface RateLimitPluginOptions {
   liveInstances?: () => number
   /** Idle event-loop time (ms) a Redis decision gets before the fallback answers (floodgate `withinDeadline`). */
   timeoutMs: number
-  /** Longest wall-clock wait (ms) for a Redis decision, however busy the process. @default floodgate's (2,000) */
+  /** Longest wall-clock wait (ms) for a Redis decision, however busy the process. @default floodgate's `DEADLINE_DEFAULTS.maxWaitMs` */
   maxWaitMs?: number
   /** Called for each Redis failure the fallback absorbed. */
   onStoreError?: (error: Error) => void
