@@ -21,11 +21,12 @@ import databasePlugin from './plugins/database.js'
 import flushPlugin from './plugins/flush.js'
 import interactionsPlugin from './plugins/interactions.js'
 import metricsPlugin from './plugins/metrics.js'
+import rateLimitPlugin from './plugins/rate_limit.js'
 import redisPlugin from './plugins/redis.js'
 import repositoriesPlugin from './plugins/repositories.js'
 import tokensPlugin from './plugins/tokens.js'
 import videosPlugin from './plugins/videos.js'
-import rateLimitPlugin, { type RateLimitPluginOptions } from './rate_limit/plugin.js'
+import type { RateLimitSettings } from './rate_limit/settings.js'
 import { adminBloomRoutes } from './routes/admin_bloom.js'
 import { adminCounterRoutes } from './routes/admin_counters.js'
 import { authRoutes } from './routes/auth.js'
@@ -48,19 +49,19 @@ export interface AppOptions {
   db: Kysely<Database>
   /** An open Redis client. The app does not close it. */
   redis: RedisClient
-  /** Prefix of the service's Redis keys. @default 'va' */
+  /** Prefix of the service's Redis keys. @default the field table's `REDIS_PREFIX` */
   redisPrefix?: string
   /** HS256 secret for bearer tokens. */
   jwtSecret: string
-  /** Token lifetime (s). @default 3600 */
+  /** Token lifetime (s). @default the field table's `JWT_TTL_S` */
   jwtTtlS?: number
-  /** @default 65536 (bytes) */
+  /** Maximum request body (bytes). @default the field table's `BODY_LIMIT_BYTES` */
   bodyLimitBytes?: number
-  /** @default 10000 (ms) */
+  /** Time to receive a whole request (ms). @default the field table's `REQUEST_TIMEOUT_MS` */
   requestTimeoutMs?: number
-  /** @default 10000 (ms) */
+  /** Idle socket timeout (ms). @default the field table's `CONNECTION_TIMEOUT_MS` */
   connectionTimeoutMs?: number
-  /** @default 72000 (ms) */
+  /** Keep-alive idle timeout (ms). @default the field table's `KEEP_ALIVE_TIMEOUT_MS` */
   keepAliveTimeoutMs?: number
   /** pino options or `false`. @default false */
   logger?: FastifyServerOptions['logger']
@@ -86,7 +87,7 @@ export interface AppOptions {
    * Rate limiting of every route (src/rate_limit); `undefined` = off (tests), main.ts turns it on from
    * config. `mode` defaults to RATE_LIMIT_MODE's default.
    */
-  rateLimit?: Omit<RateLimitPluginOptions, 'redis' | 'mode'> & Partial<Pick<RateLimitPluginOptions, 'mode'>>
+  rateLimit?: Omit<RateLimitSettings, 'mode'> & Partial<Pick<RateLimitSettings, 'mode'>>
 }
 
 /**
@@ -136,24 +137,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   echoRequestId(app)
   registerProblemHandler(app)
   registerAuth(app)
-  if (options.rateLimit) {
-    await app.register(rateLimitPlugin, {
-      ...options.rateLimit,
-      mode: options.rateLimit.mode ?? defaults.rateLimitMode,
-      // the flush consumer's member set counts the live instances (its plugin comes later)
-      liveInstances: () => app.interactionFlush?.liveMembers ?? 1,
-      redis: options.redis,
-      onStoreError: (error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'),
-    })
-  }
-  refuseAnonymous(app)
+  // after the problem handler: a route takes the error handler set when it is registered
   await app.register(metricsPlugin)
-  await app.register(videosPlugin, { cache: options.cache, wrapReader: options.wrapReader })
   const flush = options.interactionFlush
   await app.register(flushPlugin, {
     enabled: Boolean(flush),
     settings: flush === true || !flush ? {} : flush,
   })
+  if (options.rateLimit) {
+    await app.register(rateLimitPlugin, {
+      ...options.rateLimit,
+      mode: options.rateLimit.mode ?? defaults.rateLimitMode,
+    })
+  }
+  refuseAnonymous(app)
+  await app.register(videosPlugin, { cache: options.cache, wrapReader: options.wrapReader })
   healthRoutes(app)
   authRoutes(app)
   videoRoutes(app)

@@ -4,7 +4,8 @@ import { buildApp } from './app.js'
 import { resolveJwtSecret } from './auth/secret.js'
 import { type ExternalReaderWrapper, externalReaderWrapper } from './cache/external_reader.js'
 import { cacheFromConfig } from './cache/from_config.js'
-import { adminIds, type Config, ConfigError, loadConfig } from './config/index.js'
+import { type Config, ConfigError, loadConfig } from './config/index.js'
+import { countersFromConfig } from './counters/from_config.js'
 import { openDatabase } from './db/connect.js'
 import { dbGuardFromConfig } from './db/guard.js'
 import { prepareDatabase } from './db/prepare.js'
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
     await closeAll()
     process.exit(1)
   }
+  const interactions = interactionsFromConfig(config)
   const app = await buildApp({
     db: database.db,
     redis: redis.client,
@@ -101,18 +103,9 @@ async function main(): Promise<void> {
     connectionTimeoutMs: config.connectionTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     logger: { level: config.logLevel },
-    counters: {
-      adminUserIds: adminIds(config),
-      readTimeoutMs: config.redisCommandTimeoutMs,
-      readMaxWaitMs: config.redisMaxWaitMs,
-      maxAgeMs: config.countsMaxAgeMs,
-      maxStaleMs: config.countsMaxStaleMs,
-      localMaxEntries: config.countsLocalMaxEntries,
-      localMaxBytes: config.countsLocalMaxBytes,
-      tracking: config.countsTracking,
-    },
-    interactions: interactionsFromConfig(config).interactions,
-    interactionFlush: interactionsFromConfig(config).flush,
+    counters: countersFromConfig(config),
+    interactions: interactions.interactions,
+    interactionFlush: interactions.flush,
     trustProxy: parseTrustProxy(config.trustProxy),
     rateLimit: rateLimitFromConfig(config),
     cache: cacheFromConfig(config),

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from '@floodgate/test-support'
 import type { FastifyInstance } from 'fastify'
 import { BloomFilter } from 'floodgate'
 import { Redis } from 'ioredis'
@@ -18,7 +19,6 @@ import {
   type TestUser,
 } from './support/app.js'
 import { heldSource } from './support/held_source.js'
-import { freePort } from './support/ports.js'
 
 // POST /admin/rebuild/bloom on real PostgreSQL and Redis. The filter is not built at start here:
 // only the admin route builds it, so what the gate answers afterwards is the route's doing.

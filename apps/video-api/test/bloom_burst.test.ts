@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from '@floodgate/test-support'
 import type { FastifyInstance } from 'fastify'
 import { createRedisClient, type RedisClient } from 'floodgate'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
-import { freePort } from './support/ports.js'
 
 // A burst of GETs of ids that do not exist, on a private Redis (INFO commandstats counts this
 // app's commands only) with the service's default cache settings (10M-bit filter, 50 ms idle /

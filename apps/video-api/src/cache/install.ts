@@ -88,8 +88,8 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     bits: s.bloomBits,
     hashes: s.bloomHashes,
   })
-  // Rebuilds and replica loads get their own connection: the read path's 50 ms command timeout
-  // is too short for a rebuild on a loaded Redis.
+  // Rebuilds and replica loads get their own connection: the read path's command timeout
+  // (REDIS_COMMAND_TIMEOUT_MS) is too short for a rebuild on a loaded Redis.
   const rebuildRedis = maintenanceClient(deps.redis, s.bloomRebuildTimeoutMs)
   const replica = new BloomReplica({
     filter: bloom,

@@ -23,36 +23,53 @@ import type { CountersMetrics } from './metrics.js'
 import { dbCounts } from './overlay.js'
 import { videoRebuildReport } from './video_reports.js'
 
-/** Counters and rankings settings of the service. */
+/**
+ * Defaults of {@link CountersSettings}, in one place: the library's where it has the option
+ * (main.ts passes the field table's `REDIS_*` and `COUNTS_*` values instead).
+ */
+export const COUNTERS_SETTINGS_DEFAULTS = {
+  checkIntervalMs: 5000,
+  startupWaitMs: 1000,
+  readTimeoutMs: DEADLINE_DEFAULTS.timeoutMs,
+  readMaxWaitMs: DEADLINE_DEFAULTS.maxWaitMs,
+  maxAgeMs: LIVE_COUNTS_DEFAULTS.maxAgeMs,
+  maxStaleMs: LIVE_COUNTS_DEFAULTS.maxStaleMs,
+  localMaxEntries: LIVE_COUNTS_DEFAULTS.maxEntries,
+  localMaxBytes: LIVE_COUNTS_DEFAULTS.maxBytes,
+  tracking: true,
+  rankingCacheTtlMs: 5000,
+  recoveryCommandTimeoutMs: 5000,
+} as const
+
+/** Counters and rankings settings of the service; unset = {@link COUNTERS_SETTINGS_DEFAULTS}. */
 export interface CountersSettings {
   /** User ids allowed on `/admin/*` counter endpoints. @default [] (nobody) */
   adminUserIds?: readonly string[]
-  /** How often the Redis epoch marker is checked (ms). @default 5000 */
+  /** How often the Redis epoch marker is checked (ms). */
   checkIntervalMs?: number
-  /** How long app start waits for the first epoch check / start-up rebuild (ms). @default 1000 */
+  /** How long app start waits for the first epoch check / start-up rebuild (ms). */
   startupWaitMs?: number
-  /** Idle event-loop time (ms) the pipelined counts read gets (floodgate `withinDeadline`); past it the DB columns are served, marked stale. @default 50 */
+  /** Idle event-loop time (ms) the pipelined counts read gets (floodgate `withinDeadline`); past it the DB columns are served, marked stale. */
   readTimeoutMs?: number
-  /** Longest wall-clock wait (ms) of the counts read, however busy the process. @default 2000 */
+  /** Longest wall-clock wait (ms) of the counts read, however busy the process. */
   readMaxWaitMs?: number
-  /** Freshness bound of the in-process live counts (ms); floodgate `LiveCounts.maxAgeMs`. @default 1000 */
+  /** Freshness bound of the in-process live counts (ms); floodgate `LiveCounts.maxAgeMs`. */
   maxAgeMs?: number
-  /** While Redis cannot answer, Redis counts younger than this (ms) are served stale. @default 60000 */
+  /** While Redis cannot answer, Redis counts younger than this (ms) are served stale. */
   maxStaleMs?: number
-  /** Videos the live-counts layer keeps in process. @default 100000 */
+  /** Videos the live-counts layer keeps in process. */
   localMaxEntries?: number
-  /** Bytes the live-counts layer keeps in process. @default 16777216 (16 MiB) */
+  /** Bytes the live-counts layer keeps in process. */
   localMaxBytes?: number
   /**
    * Read live counts through Redis client-side caching (floodgate `ClientTracking`): served in
    * process until Redis invalidates them; `maxAgeMs` then bounds only reads made while tracking is
    * not established. Not supported on Redis Cluster (`maxAgeMs` applies there).
-   * @default true
    */
   tracking?: boolean
-  /** How long a merged trending result is fresh (ms). @default 5000 */
+  /** How long a merged trending result is fresh (ms). */
   rankingCacheTtlMs?: number
-  /** Command timeout (ms) of the epoch monitor's and rebuild's own Redis connection. @default 5000 */
+  /** Command timeout (ms) of the epoch monitor's and rebuild's own Redis connection. */
   recoveryCommandTimeoutMs?: number
 }
 
@@ -85,18 +102,19 @@ export function createCountersService(input: {
   dbGuard?: ConcurrencyGuard
 }): CountersService {
   const s = input.settings ?? {}
+  const d = COUNTERS_SETTINGS_DEFAULTS
   const settings = {
-    checkIntervalMs: s.checkIntervalMs ?? 5000,
-    startupWaitMs: s.startupWaitMs ?? 1000,
-    readTimeoutMs: s.readTimeoutMs ?? DEADLINE_DEFAULTS.timeoutMs,
-    readMaxWaitMs: s.readMaxWaitMs ?? DEADLINE_DEFAULTS.maxWaitMs,
-    maxAgeMs: s.maxAgeMs ?? LIVE_COUNTS_DEFAULTS.maxAgeMs,
-    maxStaleMs: s.maxStaleMs ?? LIVE_COUNTS_DEFAULTS.maxStaleMs,
-    localMaxEntries: s.localMaxEntries ?? LIVE_COUNTS_DEFAULTS.maxEntries,
-    localMaxBytes: s.localMaxBytes ?? LIVE_COUNTS_DEFAULTS.maxBytes,
-    tracking: s.tracking ?? true,
-    rankingCacheTtlMs: s.rankingCacheTtlMs ?? 5000,
-    recoveryCommandTimeoutMs: s.recoveryCommandTimeoutMs ?? 5000,
+    checkIntervalMs: s.checkIntervalMs ?? d.checkIntervalMs,
+    startupWaitMs: s.startupWaitMs ?? d.startupWaitMs,
+    readTimeoutMs: s.readTimeoutMs ?? d.readTimeoutMs,
+    readMaxWaitMs: s.readMaxWaitMs ?? d.readMaxWaitMs,
+    maxAgeMs: s.maxAgeMs ?? d.maxAgeMs,
+    maxStaleMs: s.maxStaleMs ?? d.maxStaleMs,
+    localMaxEntries: s.localMaxEntries ?? d.localMaxEntries,
+    localMaxBytes: s.localMaxBytes ?? d.localMaxBytes,
+    tracking: s.tracking ?? d.tracking,
+    rankingCacheTtlMs: s.rankingCacheTtlMs ?? d.rankingCacheTtlMs,
+    recoveryCommandTimeoutMs: s.recoveryCommandTimeoutMs ?? d.recoveryCommandTimeoutMs,
   }
   const tracking = settings.tracking ? new ClientTracking(input.redis) : undefined
   const sql = kyselySqlDatabase(input.db)

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import pg from 'pg'
+import { fields } from '../config/fields.js'
 import { lockDataDir } from './pglite_lock.js'
 import type { Database } from './types.js'
 
@@ -19,7 +20,7 @@ export interface PgOptions {
   url: string
   /** Schema to create (if missing) and put first on `search_path`. */
   schema?: string | undefined
-  /** @default 10 */
+  /** Maximum connections in the pool. @default the field table's `DB_POOL_MAX` */
   poolMax?: number
 }
 
@@ -29,7 +30,7 @@ export async function openPostgres(options: PgOptions): Promise<DatabaseHandle> 
   if (options.schema !== undefined) await ensureSchema(options.url, options.schema)
   const pool = new pg.Pool({
     ...base,
-    max: options.poolMax ?? 10,
+    max: options.poolMax ?? Number(fields.dbPoolMax.default),
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` }),
   })
   // An idle client losing its server must not crash the process; the next query reports the error.

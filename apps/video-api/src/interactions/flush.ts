@@ -12,13 +12,13 @@ import { kyselySqlDatabase } from './sql_database.js'
 
 /** Flush settings the service exposes. */
 export interface FlushSettings {
-  /** Entries per PostgreSQL transaction. @default 1000 */
+  /** Entries per PostgreSQL transaction. @default floodgate's `STREAM_CONSUMER_DEFAULTS.batchSize` */
   batchSize?: number
-  /** Idle time (ms) before a dead consumer's entries are claimed. @default 30000 */
+  /** Idle time (ms) before a dead consumer's entries are claimed. @default floodgate's `STREAM_CONSUMER_DEFAULTS.claimIdleMs` */
   claimIdleMs?: number
-  /** Poison deliveries before the dead-letter stream. @default 5 */
+  /** Poison deliveries before the dead-letter stream. @default floodgate's `STREAM_CONSUMER_DEFAULTS.maxDeliveries` */
   maxDeliveries?: number
-  /** Blocking read (ms) when the streams are empty. @default 1000 */
+  /** Blocking read (ms) when the streams are empty. @default floodgate's `STREAM_CONSUMER_DEFAULTS.blockMs` */
   blockMs?: number
 }
 

@@ -1,17 +1,16 @@
 import { isIP } from 'node:net'
 import { ConfigError } from '../config/config_error.js'
 import type { Config } from '../config/types.js'
-import type { RateLimitPluginOptions } from './plugin.js'
-import { PER_INSTANCE_INSURANCE } from './plugin.js'
 import { parseRouteQuotas } from './quotas.js'
+import { PER_INSTANCE_INSURANCE, type RateLimitSettings } from './settings.js'
 
 /**
- * The plugin options from the validated config (`RATE_LIMIT_*`), or `undefined` when disabled.
+ * The plugin settings from the validated config (`RATE_LIMIT_*`), or `undefined` when disabled.
  */
-export function rateLimitFromConfig(config: Config): Omit<RateLimitPluginOptions, 'redis'> | undefined {
+export function rateLimitFromConfig(config: Config): RateLimitSettings | undefined {
   if (!config.rateLimitEnabled) return undefined
   const routes = parseRouteQuotas(config.rateLimitRoutes) // checked by loadConfig
-  const fallback: RateLimitPluginOptions['fallback'] =
+  const fallback: RateLimitSettings['fallback'] =
     config.rateLimitFallback !== 'insurance'
       ? config.rateLimitFallback
       : config.rateLimitInsurancePercent === 0

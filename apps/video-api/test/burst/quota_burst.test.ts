@@ -59,7 +59,7 @@ describe.skipIf(testDbKind === 'pglite')("a burst of one user's reads", () => {
     const admitted = Object.entries(result.statuses)
       .filter(([status]) => status.startsWith('2'))
       .reduce((sum, [, n]) => sum + n, 0)
-    // The service's limiter is the sliding window counter (src/rate_limit/plugin.ts), leased by default
+    // The service's limiter is the sliding window counter (src/plugins/rate_limit.ts), leased by default
     // (never more admitted per window than exact mode); its documented
     // guarantee (floodgate ratelimit README, after Cloudflare 2017): ≤ L per aligned window, and a
     // trailing window ending e ms into a new one holds ≤ L + previous·e/W. The burst lies in one

@@ -127,7 +127,9 @@ export interface ResolvedCallOptions {
   bloom: BloomGate | false
 }
 
-export const defaultCallOptions: ResolvedCallOptions = {
+/** The defaults of {@link CacheOptions} and {@link CallOptions}, in one place (ms, bytes). */
+export const CACHE_DEFAULTS = {
+  prefix: 'fg',
   ttlMs: { minMs: 300_000, maxMs: 600_000 },
   negativeTtlMs: 60_000,
   staleWhileRevalidateMs: 60_000,
@@ -135,7 +137,21 @@ export const defaultCallOptions: ResolvedCallOptions = {
   lockTtlMs: 5_000,
   lockWaitMs: 2_000,
   lockWaitJitterMs: 200,
-  l1TtlMs: 10_000,
+  l1: { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
+  breaker: { failureThreshold: 5, coolDownMs: 5_000 },
+  invalidateRetries: 5,
+} as const
+
+const d = CACHE_DEFAULTS
+export const defaultCallOptions: ResolvedCallOptions = {
+  ttlMs: { ...d.ttlMs },
+  negativeTtlMs: d.negativeTtlMs,
+  staleWhileRevalidateMs: d.staleWhileRevalidateMs,
+  refreshBackoffMs: d.refreshBackoffMs,
+  lockTtlMs: d.lockTtlMs,
+  lockWaitMs: d.lockWaitMs,
+  lockWaitJitterMs: d.lockWaitJitterMs,
+  l1TtlMs: d.l1.ttlMs,
   bloom: false,
 }
 
@@ -209,9 +225,9 @@ export function resolveCacheOptions<T>(
     options.l1 === false
       ? false
       : {
-          ttlMs: options.l1?.ttlMs ?? 10_000,
-          maxEntries: options.l1?.maxEntries ?? 10_000,
-          maxBytes: options.l1?.maxBytes ?? 64 * 1024 * 1024,
+          ttlMs: options.l1?.ttlMs ?? d.l1.ttlMs,
+          maxEntries: options.l1?.maxEntries ?? d.l1.maxEntries,
+          maxBytes: options.l1?.maxBytes ?? d.l1.maxBytes,
         }
   if (l1) {
     positiveInteger('l1.ttlMs', l1.ttlMs)
@@ -220,8 +236,8 @@ export function resolveCacheOptions<T>(
     call.l1TtlMs = l1.ttlMs
   }
   const breaker = {
-    failureThreshold: options.breaker?.failureThreshold ?? 5,
-    coolDownMs: options.breaker?.coolDownMs ?? 5_000,
+    failureThreshold: options.breaker?.failureThreshold ?? d.breaker.failureThreshold,
+    coolDownMs: options.breaker?.coolDownMs ?? d.breaker.coolDownMs,
   }
   positiveInteger('breaker.failureThreshold', breaker.failureThreshold)
   positiveInteger('breaker.coolDownMs', breaker.coolDownMs)
@@ -233,12 +249,12 @@ export function resolveCacheOptions<T>(
       'redisMaxWaitMs',
       `must be an integer ≥ redisTimeoutMs (${redisTimeoutMs} ms)`,
     )
-  const invalidateRetries = options.invalidateRetries ?? 5
+  const invalidateRetries = options.invalidateRetries ?? d.invalidateRetries
   nonNegativeInteger('invalidateRetries', invalidateRetries)
   return {
     redis: options.redis,
     name: options.name,
-    prefix: options.prefix ?? 'fg',
+    prefix: options.prefix ?? d.prefix,
     codec: options.codec ?? jsonDefault,
     redisDeadline: { timeoutMs: redisTimeoutMs, maxWaitMs: redisMaxWaitMs },
     l1,

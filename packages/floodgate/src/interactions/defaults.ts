@@ -5,6 +5,3 @@ export const INTERACTION_DEFAULTS = {
   playDedupeWindowMs: 600_000,
   bucketTtlMs: 24 * 3_600_000 + 600_000,
 } as const
-
-/** @deprecated the former name of {@link INTERACTION_DEFAULTS}; kept until video-api's config moves off it. */
-export const interactionDefaults = INTERACTION_DEFAULTS

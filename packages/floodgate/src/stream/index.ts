@@ -1,5 +1,5 @@
 export { type ConsumerStats, StreamGroupConsumer } from './consumer.js'
-export type { StreamConsumerOptions } from './options.js'
+export { STREAM_CONSUMER_DEFAULTS, type StreamConsumerOptions } from './options.js'
 export { compareStreamIds, parseStreamId, type StreamIdParts } from './stream_id.js'
 export type {
   BatchHandler,

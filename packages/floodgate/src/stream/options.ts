@@ -116,25 +116,34 @@ export type ResolvedConsumerOptions = Required<
 > &
   Pick<StreamConsumerOptions, 'registry' | 'onEvent' | 'membersKey' | 'logger'>
 
+/** The defaults of {@link StreamConsumerOptions}, in one place (ms). */
+export const STREAM_CONSUMER_DEFAULTS = {
+  batchSize: 1000,
+  blockMs: 1000,
+  pollIntervalMs: 100,
+  claimIdleMs: 30_000,
+  /** `claimIntervalMs` = min(`claimIdleMs`, this). */
+  claimIntervalMaxMs: 5000,
+  maxDeliveries: 5,
+  backoffBaseMs: 100,
+  backoffMaxMs: 5000,
+  maintenanceIntervalMs: 1000,
+  metricPrefix: 'floodgate_stream_',
+  helpAfterMs: 2000,
+} as const
+
 /** Applies defaults and checks ranges. @throws {InvalidArgumentError} naming the field. */
 export function resolveConsumerOptions(options: StreamConsumerOptions): ResolvedConsumerOptions {
   if (options.sources.length === 0) throw new InvalidArgumentError('sources', 'must not be empty')
   if (options.group.length === 0) throw new InvalidArgumentError('group', 'must not be empty')
-  const claimIdleMs = options.claimIdleMs ?? 30_000
+  const { claimIntervalMaxMs, ...d } = STREAM_CONSUMER_DEFAULTS
+  const claimIdleMs = options.claimIdleMs ?? d.claimIdleMs
   const o: ResolvedConsumerOptions = {
     consumerName: `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
-    batchSize: 1000,
-    blockMs: 1000,
-    pollIntervalMs: 100,
-    claimIntervalMs: Math.min(claimIdleMs, 5000),
-    maxDeliveries: 5,
+    ...d,
+    claimIntervalMs: Math.min(claimIdleMs, claimIntervalMaxMs),
     isPoison: () => false,
-    backoffBaseMs: 100,
-    backoffMaxMs: 5000,
-    maintenanceIntervalMs: 1000,
-    metricPrefix: 'floodgate_stream_',
     memberTtlMs: 0,
-    helpAfterMs: 2000,
     ...stripUndefined(options),
     claimIdleMs,
   }

@@ -1,4 +1,4 @@
-import { interactionDefaults } from 'floodgate'
+import { INTERACTION_DEFAULTS, STREAM_CONSUMER_DEFAULTS } from 'floodgate'
 import type { FieldSpec } from './spec.js'
 
 /** Likes, favourites and plays: partitions and rankings, durability, the flush to PostgreSQL,
@@ -14,21 +14,21 @@ export const interactionFields = {
   interactionPartitions: {
     env: 'INTERACTION_PARTITIONS',
     toml: 'interaction_partitions',
-    default: String(interactionDefaults.partitions),
+    default: String(INTERACTION_DEFAULTS.partitions),
     type: { kind: 'int', min: 1, max: 16384 },
     doc: 'Partitions of the interaction keys, streams and ranking shards (video id mod P); change only on drained streams, then rebuild.',
   },
   interactionTopK: {
     env: 'INTERACTION_TOP_K',
     toml: 'interaction_top_k',
-    default: String(interactionDefaults.topK),
+    default: String(INTERACTION_DEFAULTS.topK),
     type: { kind: 'int', min: 1, max: 100_000 },
     doc: 'Videos kept per partition in the all-time ranking ZSETs.',
   },
   playDedupeWindowMs: {
     env: 'PLAY_DEDUPE_WINDOW_MS',
     toml: 'play_dedupe_window_ms',
-    default: String(interactionDefaults.playDedupeWindowMs),
+    default: String(INTERACTION_DEFAULTS.playDedupeWindowMs),
     type: { kind: 'int', min: 1000, max: 86_400_000 },
     doc: "A viewer's plays of one video inside this window count once (ms).",
   },
@@ -49,21 +49,21 @@ export const interactionFields = {
   flushBatchSize: {
     env: 'FLUSH_BATCH_SIZE',
     toml: 'flush_batch_size',
-    default: '1000',
+    default: String(STREAM_CONSUMER_DEFAULTS.batchSize),
     type: { kind: 'int', min: 1, max: 10_000 },
     doc: 'Interaction events applied to PostgreSQL per transaction by the flush consumer.',
   },
   flushClaimIdleMs: {
     env: 'FLUSH_CLAIM_IDLE_MS',
     toml: 'flush_claim_idle_ms',
-    default: '30000',
+    default: String(STREAM_CONSUMER_DEFAULTS.claimIdleMs),
     type: { kind: 'int', min: 1000, max: 3_600_000 },
     doc: "Idle time after which a dead instance's unacknowledged events are claimed (XAUTOCLAIM) (ms).",
   },
   flushMaxDeliveries: {
     env: 'FLUSH_MAX_DELIVERIES',
     toml: 'flush_max_deliveries',
-    default: '5',
+    default: String(STREAM_CONSUMER_DEFAULTS.maxDeliveries),
     type: { kind: 'int', min: 1, max: 1000 },
     doc: 'Deliveries of an event the database rejects as bad data before it goes to the dead-letter stream.',
   },

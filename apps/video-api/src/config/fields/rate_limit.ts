@@ -1,3 +1,4 @@
+import { DEADLINE_DEFAULTS } from 'floodgate'
 import type { FieldSpec } from './spec.js'
 
 /** Rate limiting: who the client is (proxy trust) and its quotas, mode and fallback. */
@@ -103,7 +104,7 @@ export const rateLimitFields = {
   rateLimitTimeoutMs: {
     env: 'RATE_LIMIT_TIMEOUT_MS',
     toml: 'rate_limit_timeout_ms',
-    default: '50',
+    default: String(DEADLINE_DEFAULTS.timeoutMs),
     type: { kind: 'int', min: 1, max: 10_000 },
     doc: 'Longest wait for a Redis rate-limit decision (ms) before the fallback answers.',
   },

@@ -1,4 +1,4 @@
-import { BLOOM_LIFECYCLE_DEFAULTS, LIVE_COUNTS_DEFAULTS } from 'floodgate'
+import { BLOOM_LIFECYCLE_DEFAULTS, CACHE_DEFAULTS, LIVE_COUNTS_DEFAULTS } from 'floodgate'
 import type { FieldSpec } from './spec.js'
 
 /** What the read path keeps: the video and feed cache (L1 and Redis), the in-process live
@@ -21,55 +21,56 @@ export const readCacheFields = {
   cacheTtlMinMs: {
     env: 'CACHE_TTL_MIN_MS',
     toml: 'cache_ttl_min_ms',
-    default: '300000',
+    default: String(CACHE_DEFAULTS.ttlMs.minMs),
     type: { kind: 'int', min: 1000, max: 86_400_000 },
     doc: 'Lower bound of the jittered Redis TTL of a cached video (ms).',
   },
   cacheTtlMaxMs: {
     env: 'CACHE_TTL_MAX_MS',
     toml: 'cache_ttl_max_ms',
-    default: '600000',
+    default: String(CACHE_DEFAULTS.ttlMs.maxMs),
     type: { kind: 'int', min: 1000, max: 86_400_000 },
     doc: 'Upper bound of the jittered Redis TTL of a cached video (ms); at least CACHE_TTL_MIN_MS.',
   },
   cacheNegativeTtlMs: {
     env: 'CACHE_NEGATIVE_TTL_MS',
     toml: 'cache_negative_ttl_ms',
-    default: '60000',
+    default: String(CACHE_DEFAULTS.negativeTtlMs),
     type: { kind: 'int', min: 1000, max: 86_400_000 },
     doc: 'TTL of a cached "no such video" (ms).',
   },
   cacheStaleWhileRevalidateMs: {
     env: 'CACHE_STALE_WHILE_REVALIDATE_MS',
     toml: 'cache_stale_while_revalidate_ms',
-    default: '60000',
+    default: String(CACHE_DEFAULTS.staleWhileRevalidateMs),
     type: { kind: 'int', min: 0, max: 86_400_000 },
     doc: 'Grace after expiry during which a stale video is served while one refresh runs (ms); 0 = off.',
   },
   cacheLockTtlMs: {
     env: 'CACHE_LOCK_TTL_MS',
     toml: 'cache_lock_ttl_ms',
-    default: '5000',
+    default: String(CACHE_DEFAULTS.lockTtlMs),
     type: { kind: 'int', min: 100, max: 600_000 },
     doc: 'TTL of the per-key load lock (ms).',
   },
   cacheLockWaitMs: {
     env: 'CACHE_LOCK_WAIT_MS',
     toml: 'cache_lock_wait_ms',
-    default: '2000',
+    default: String(CACHE_DEFAULTS.lockWaitMs),
     type: { kind: 'int', min: 10, max: 600_000 },
     doc: 'Longest wait for the load of another instance before loading without writing (ms).',
   },
   cacheL1TtlMs: {
     env: 'CACHE_L1_TTL_MS',
     toml: 'cache_l1_ttl_ms',
-    default: '10000',
+    default: String(CACHE_DEFAULTS.l1.ttlMs),
     type: { kind: 'int', min: 1, max: 3_600_000 },
     doc: 'TTL of the in-process L1 cache (ms).',
   },
   cacheL1MaxEntries: {
     env: 'CACHE_L1_MAX_ENTRIES',
     toml: 'cache_l1_max_entries',
+    // not CACHE_DEFAULTS.l1.maxEntries (10,000): a safety bound set high so CACHE_L1_MAX_BYTES decides
     default: '200000',
     type: { kind: 'int', min: 1, max: 10_000_000 },
     doc: 'Capacity of the in-process L1 cache (entries); CACHE_L1_MAX_BYTES is the bound that usually applies first.',
@@ -77,7 +78,7 @@ export const readCacheFields = {
   cacheL1MaxBytes: {
     env: 'CACHE_L1_MAX_BYTES',
     toml: 'cache_l1_max_bytes',
-    default: '67108864',
+    default: String(CACHE_DEFAULTS.l1.maxBytes),
     type: { kind: 'int', min: 1024, max: 4_294_967_296 },
     doc: 'Capacity of the in-process L1 cache (bytes, each entry weighed by its encoded length; default 64 MiB).',
   },

@@ -4,45 +4,14 @@ import {
   createRateLimiter,
   type RateLimiter,
   type RateLimitFallback,
-  type RateLimitMode,
-  type RedisClient,
   type RedisRateLimiter,
   rateLimitHeaders,
 } from 'floodgate'
 import { problemStatus } from '../http/api_error.js'
 import { sendProblem } from '../http/problem_handler.js'
-import { addressKey } from './client_key.js'
-import { classify, type Quota, type Quotas, UNLIMITED_ROUTES } from './quotas.js'
-
-/** Options of the rate-limit plugin (the config module fills them from `RATE_LIMIT_*`). */
-/** The insurance fallback with a share of 1 / the live instances (`RATE_LIMIT_INSURANCE_PERCENT=0`). */
-export const PER_INSTANCE_INSURANCE = 'insurancePerInstance' as const
-
-export interface RateLimitPluginOptions {
-  redis: RedisClient
-  /** Redis key prefix, e.g. `va` (keys: `<prefix>:rl:{<policy>:<client>}:…`). */
-  prefix: string
-  quotas: Quotas
-  /**
-   * While Redis is unreachable: floodgate's RateLimitFallback, or {@link PER_INSTANCE_INSURANCE}
-   * (an insurance limiter granting 1 / `liveInstances()` of each quota).
-   */
-  fallback: RateLimitFallback | typeof PER_INSTANCE_INSURANCE
-  /**
-   * floodgate's limiter mode: `exact` (one Redis call per request) or `leased` (slices of each quota
-   * reserved in Redis, decided locally; given back on close). No default here: `buildApp` and the
-   * config fill it from `RATE_LIMIT_MODE` (default in src/config/fields.ts).
-   */
-  mode: RateLimitMode
-  /** How many instances share the quotas now (≥ 1). @default () => 1 */
-  liveInstances?: () => number
-  /** Idle event-loop time (ms) a Redis decision gets before the fallback answers (floodgate `withinDeadline`). */
-  timeoutMs: number
-  /** Longest wall-clock wait (ms) for a Redis decision, however busy the process. @default floodgate's (2,000) */
-  maxWaitMs?: number
-  /** Called for each Redis failure the fallback absorbed. */
-  onStoreError?: (error: Error) => void
-}
+import { addressKey } from '../rate_limit/client_key.js'
+import { classify, type Quota, UNLIMITED_ROUTES } from '../rate_limit/quotas.js'
+import { PER_INSTANCE_INSURANCE, type RateLimitSettings } from '../rate_limit/settings.js'
 
 /**
  * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (one EVALSHA,
@@ -51,18 +20,22 @@ export interface RateLimitPluginOptions {
  * honours Fastify's `trustProxy` only when configured). Every response carries the IETF
  * `RateLimit-Policy`/`RateLimit` fields and `X-RateLimit-*`; a rejected request gets 429
  * `application/problem+json` with code `RATE_LIMITED` and `Retry-After` (integer seconds).
- * Register after the auth hook, which sets `request.userId`.
+ * Registered after the auth hook, which sets `request.userId`, and the flush plugin.
  */
-async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOptions): Promise<void> {
-  const liveInstances = options.liveInstances ?? (() => 1)
+async function rateLimitPlugin(app: FastifyInstance, options: RateLimitSettings): Promise<void> {
+  // the flush consumers' member set counts the live instances
+  const liveInstances = () => app.interactionFlush?.liveMembers ?? 1
   const fallback: RateLimitFallback =
     options.fallback === PER_INSTANCE_INSURANCE
       ? { insurance: { share: () => 1 / Math.max(1, liveInstances()) } }
       : options.fallback
+  const onStoreError =
+    options.onStoreError ??
+    ((error: Error) => app.log.debug({ err: error }, 'rate limit decided by the fallback'))
   const limiters: RedisRateLimiter[] = []
   const make = (name: string, quota: Quota): RateLimiter => {
     const limiter = createRateLimiter({
-      redis: options.redis,
+      redis: app.redis,
       prefix: options.prefix,
       name,
       algorithm: 'slidingWindow',
@@ -72,7 +45,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
       timeoutMs: options.timeoutMs,
       maxWaitMs: options.maxWaitMs,
       blockedCache: true,
-      onStoreError: options.onStoreError,
+      onStoreError,
       mode: options.mode,
     })
     limiters.push(limiter)
@@ -110,4 +83,9 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitPluginOpt
   })
 }
 
-export default fp(rateLimitPlugin, { name: 'video-api-rate-limit', fastify: '5.x' })
+export default fp(rateLimitPlugin, {
+  name: 'rate-limit',
+  fastify: '5.x',
+  dependencies: ['redis', 'flush'],
+  decorators: { request: ['userId'] },
+})
