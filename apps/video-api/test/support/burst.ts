@@ -6,16 +6,22 @@ export type { BurstReport, BurstSpec }
 
 const client = new URL('../workers/burst_client.ts', import.meta.url)
 
+/** Source addresses handed out so far in this process: each burst spreads over fresh ones. */
+let sourcesUsed = 0
+
 /**
  * Fires `spec` from a separate client process (test/workers/burst_client.ts) while a CPU hog keeps
  * one core busy; `onStarted` runs when the client's first requests go out. The hog is killed
- * whatever happens.
+ * whatever happens. With `spreadSources`, no two bursts of one test file share a source address,
+ * so the per-IP quota of one burst never carries into the next.
  * @throws when the client reports no result (it crashed).
  */
 export async function runBurst(spec: BurstSpec, onStarted?: () => void): Promise<BurstReport> {
   const hog = startCpuHog()
+  const firstSource = sourcesUsed
+  if (spec.spreadSources) sourcesUsed += spec.concurrency
   try {
-    const reports = await runWorker(client, [JSON.stringify(spec)], (m) => {
+    const reports = await runWorker(client, [JSON.stringify({ firstSource, ...spec })], (m) => {
       if (m.event === 'started') onStarted?.()
     })
     const done = reports.find((m) => m.event === 'done')

@@ -7,8 +7,9 @@ import { report } from '../support/workers.js'
  * argv[2] is a JSON {@link BurstSpec}. `concurrency` loops each keep one request in flight;
  * request i goes to `bases[i % bases.length]` with path `paths[i % paths.length]`. The burst
  * stops after `total` requests or, without `total`, after `durationMs`. Loop w connects from
- * source address 127.0.<w div 250>.<w mod 250 + 2> when `spreadSources` (Linux routes the whole
- * 127/8 to loopback), so a flood of many clients is not one IP's quota.
+ * source address 127.<s div 62500>.<s div 250 mod 250>.<s mod 250 + 2>, s = `firstSource` + w, when
+ * `spreadSources` (Linux routes the whole 127/8 to loopback), so a flood of many clients is not
+ * one IP's quota.
  *
  * Reports, as JSON lines: `{ event: 'started', atMs }` when the first requests go out, then one
  * {@link BurstReport}.
@@ -22,6 +23,8 @@ export interface BurstSpec {
   durationMs?: number
   headers?: Record<string, string>
   spreadSources?: boolean
+  /** Index of the first source address (see above); runBurst gives each burst fresh ones. */
+  firstSource?: number
   /** Per-request timeout (ms); a request past it counts in `errors`. */
   timeoutMs: number
   /**
@@ -94,7 +97,9 @@ function bump(into: Record<string, number>, key: string): void {
 function agentFor(loop: number): Agent {
   const options = { keepAlive: true, maxSockets: spec.bases.length }
   if (!spec.spreadSources) return new Agent(options)
-  return new Agent({ ...options, localAddress: `127.0.${Math.floor(loop / 250)}.${(loop % 250) + 2}` })
+  const s = (spec.firstSource ?? 0) + loop
+  const address = `127.${Math.floor(s / 62_500)}.${Math.floor(s / 250) % 250}.${(s % 250) + 2}`
+  return new Agent({ ...options, localAddress: address })
 }
 
 function get(agent: Agent, url: string): Promise<{ status: number; headers: Headers; body: string }> {
