@@ -17,8 +17,13 @@ export interface VideoCacheSettings {
   redisTimeoutMs?: number
   /** Longest wall-clock wait (ms) of each Redis call of the read path, however busy the process. @default 2_000 */
   redisMaxWaitMs?: number
-  /** In-process L1 TTL (ms). @default 10_000 */
+  /** In-process L1 TTL (ms); with `l1Tracking` established, only of entries read untracked. @default 10_000 */
   l1TtlMs?: number
+  /**
+   * Keep the video cache's L1 entries until Redis invalidates them (floodgate `ClientTracking`
+   * on two more connections, closed with the cache), at most floodgate's `l1.trackedMaxAgeMs`. @default true
+   */
+  l1Tracking?: boolean
   /**
    * In-process L1 capacity of the video cache (entries): a safety bound, set high so the byte
    * bound decides (a 10k-entry L1 held ~12% of a 100k catalog and sent the rest to Redis). @default 200_000

@@ -5,5 +5,13 @@ export { CACHE_OUTCOMES, type CacheEvents, type CacheOutcome, type CacheOutcomeE
 export type { InvalidationResult } from './invalidation.js'
 export type { CacheNamespace, ClearResult } from './namespace/cache_namespace.js'
 export { isNotFound, NOT_FOUND, type NotFound, notFound } from './not_found.js'
-export type { BloomGate, BreakerOptions, CacheOptions, CallOptions, L1Options, TtlMs } from './options.js'
+export {
+  type BloomGate,
+  type BreakerOptions,
+  type CacheOptions,
+  type CallOptions,
+  L1_DEFAULTS,
+  type L1Options,
+  type TtlMs,
+} from './options.js'
 export type { BatchLoader } from './read_many.js'

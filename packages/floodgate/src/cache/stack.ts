@@ -10,7 +10,7 @@ import { WakeWaiters } from './bus/wake_waiters.js'
 import { type Codec, jsonCodec } from './codec.js'
 import { decodeEnvelope, type Envelope, encodeNegative, encodeValue } from './envelope.js'
 import { CacheEventEmitter, type CacheOutcome } from './events.js'
-import { L1Cache } from './l1/l1_cache.js'
+import { type L1Admission, L1Cache } from './l1/l1_cache.js'
 import { L2Store, UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { NamespaceGenerations } from './namespace/generations.js'
 import { userKeyOf } from './namespace/scoped_key.js'
@@ -183,8 +183,14 @@ export class CacheStack<T> {
 
   /** One L2 read in a `floodgate.cache.l2_read` span, decoded: the entry, `undefined` when absent or corrupt. */
   async readEntry(id: string): Promise<Envelope<T> | undefined | Unavailable> {
-    const raw = await this.step('l2_read', () => this.l2.read(id))
-    return raw === UNAVAILABLE ? raw : this.decode(id, raw)
+    // tracked L1 (l1/l1_tracking.ts): the GET goes on the tracked connection, its entry may stay
+    const tracked = this.l1?.tracks ? this.l1.beginRead(this.l2.valueKey(id)) : undefined
+    const raw = await this.step('l2_read', () => this.l2.read(id, tracked))
+    const admission = this.l1?.settle(tracked)
+    if (raw === UNAVAILABLE) return raw
+    const entry = await this.decode(id, raw)
+    if (entry !== undefined && admission !== undefined) entry.admission = admission
+    return entry
   }
 
   /** Decodes an L2 entry; a corrupt one is deleted, counted, and reported as a miss. */
@@ -201,7 +207,7 @@ export class CacheStack<T> {
 
   /** Puts an L2 entry in L1 unless an invalidation arrived since `epoch`. */
   remember(id: string, entry: Envelope<T>, o: ResolvedCallOptions, epoch: number): void {
-    this.admit(id, entryValue(entry), entry.expiresAtMs, entry.bytes, o, epoch)
+    this.admit(id, entryValue(entry), entry.expiresAtMs, entry.bytes, o, epoch, entry.admission)
   }
 
   /** Puts a value this process loaded or wrote in L1 unless an invalidation arrived since `epoch`. */
@@ -222,9 +228,10 @@ export class CacheStack<T> {
     bytes: number,
     o: ResolvedCallOptions,
     epoch: number,
+    admission?: L1Admission,
   ): void {
     if (this.l1 === undefined || this.l1.epoch !== epoch) return
-    this.l1.set(id, { value, expiresAtMs }, bytes, o.l1TtlMs, Date.now())
+    this.l1.set(id, value, expiresAtMs, bytes, o.l1TtlMs, Date.now(), admission)
   }
 
   /** The L1 epoch now (0 without L1): taken before a read, checked when its result is admitted. */
