@@ -100,12 +100,13 @@ describe('L1 kept by Redis client-side caching (l1.tracking)', () => {
     expect(outcomes).toEqual(['l2_hit', 'l2_hit'])
   })
 
-  it('after the invalidation connection drops, serves nothing it kept: a change made meanwhile is read', async () => {
-    const { cache, tracking } = await cacheWith({ tracking: true, ttlMs: 60_000, name: 'l1-drop' })
+  it('after the invalidation connection drops, serves nothing read past the L1 TTL: a change made meanwhile is read', async () => {
+    const { cache, tracking } = await cacheWith({ tracking: true, ttlMs: 100, name: 'l1-drop' })
     await cache.set('k', 'v1')
     cache.local?.delete(['k'])
     expect(await cache.getOrLoad('k', () => 'unused')).toBe('v1')
     expect(cache.local?.trackedSize).toBe(1)
+    await sleep(150) // past the L1 TTL: served only because Redis tracks it
     const generation = tracking!.generation
     // only the tracking's invalidation connection (the cache's bus stays up: its reconnect would clear L1 too)
     const list = (await admin.client('LIST')) as string
@@ -124,6 +125,7 @@ describe('L1 kept by Redis client-side caching (l1.tracking)', () => {
     expect(cache.local?.get('k', Date.now())).toBeUndefined()
     expect(cache.local?.trackedSize).toBe(0)
     expect(await cache.getOrLoad('k', () => 'unused')).toBe('v2')
+    expect(cache.local?.get('k', Date.now())?.value).toBe('v2') // kept untracked, for the L1 TTL
     // and once tracking is back, reads are kept as tracked again
     expect(await tracking!.whenEstablished(5_000)).toBe(true)
     await until(() => tracking!.established)
@@ -132,15 +134,16 @@ describe('L1 kept by Redis client-side caching (l1.tracking)', () => {
     expect(cache.local?.trackedSize).toBe(1)
   }, 20_000)
 
-  it('while the invalidation connection is silent past maxSilenceMs, a kept entry is not served', async () => {
+  it('while the invalidation connection is silent past maxSilenceMs, an entry read past the L1 TTL is not served', async () => {
     const { cache, tracking, outcomes } = await cacheWith({
       tracking: true,
-      ttlMs: 60_000,
+      ttlMs: 100,
       name: 'l1-silent',
     })
     await cache.set('k', 'v1')
     cache.local?.delete(['k'])
     await cache.getOrLoad('k', () => 'unused')
+    await sleep(150) // past the L1 TTL
     // the process stops hearing Redis (here: the event loop is blocked past maxSilenceMs)
     const end = Date.now() + tracking!.options.maxSilenceMs + 50
     while (Date.now() < end);
@@ -148,5 +151,17 @@ describe('L1 kept by Redis client-side caching (l1.tracking)', () => {
     expect(cache.local?.get('k', Date.now())).toBeUndefined()
     expect(await cache.getOrLoad('k', () => 'unused')).toBe('v1')
     expect(outcomes).toEqual(['l2_hit', 'l2_hit'])
+  })
+
+  it('an entry read within the L1 TTL is still served once tracking is not valid (a Redis stall leaves L1 as without tracking)', async () => {
+    const { cache, tracking, outcomes } = await cacheWith({ tracking: true, ttlMs: 60_000, name: 'l1-keep' })
+    await cache.set('k', 'v1')
+    cache.local?.delete(['k'])
+    await cache.getOrLoad('k', () => 'unused')
+    const end = Date.now() + tracking!.options.maxSilenceMs + 50
+    while (Date.now() < end);
+    expect(tracking!.established).toBe(false)
+    expect(await cache.getOrLoad('k', () => 'unused')).toBe('v1')
+    expect(outcomes).toEqual(['l2_hit', 'l1_hit'])
   })
 })

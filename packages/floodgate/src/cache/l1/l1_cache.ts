@@ -12,6 +12,8 @@ export interface L1Entry<T> {
   trackedGen: number
   /** The L2 value key Redis tracks for it; undefined when untracked. */
   trackedKey: string | undefined
+  /** Read time + the L1 TTL (ms epoch): how long a tracked entry is served once tracking is not valid. */
+  untrackedUntilMs: number
 }
 
 export type { L1Admission, TrackedL2Read }
@@ -76,8 +78,9 @@ export class L1Cache<T> {
   }
 
   /**
-   * The entry, or undefined when absent, past its L1 TTL, past its logical expiry, or tracked but
-   * not valid now (tracking silent; a lost tracking already dropped every tracked entry).
+   * The entry, or undefined when absent, past its L1 TTL, past its logical expiry, or tracked
+   * while tracking is not valid (lost, flushed or silent) and read more than the L1 TTL ago: such
+   * an entry is served as an untracked one would be, no longer.
    */
   get(key: string, nowMs: number): L1Entry<T> | undefined {
     const entry = this.lru.get(key)
@@ -86,7 +89,8 @@ export class L1Cache<T> {
       this.lru.delete(key)
       return undefined
     }
-    if (entry.trackedGen !== 0 && !this.tracked?.valid(entry.trackedGen)) return undefined
+    if (entry.trackedGen !== 0 && nowMs >= entry.untrackedUntilMs && !this.tracked?.valid(entry.trackedGen))
+      return undefined
     return entry
   }
 
@@ -111,7 +115,8 @@ export class L1Cache<T> {
 
   /**
    * Stores a value weighing `bytes`, for `ttlMs` (ms) capped by its logical expiry; a tracked
-   * admission (still valid) stores it for `trackedMaxAgeMs` instead, a `skip` stores nothing.
+   * admission (still valid) stores it for `trackedMaxAgeMs` instead, served past `ttlMs` only
+   * while its tracking stays valid; a `skip` stores nothing.
    */
   set(
     key: string,
@@ -132,6 +137,7 @@ export class L1Cache<T> {
       expiresAtMs,
       trackedGen: tracked ? tracked.generation : 0,
       trackedKey: tracked?.valueKey,
+      untrackedUntilMs: nowMs + ttlMs,
     }
     this.lru.set(key, entry, { ttl, size: Math.max(1, bytes) })
     if (tracked) this.tracked!.kept(tracked.valueKey, key)

@@ -25,16 +25,17 @@ const SKIP: L1Admission = { kind: 'skip' }
  * until Redis says its value key changed (a fill, an invalidation, an expiry or an eviction, by any
  * instance), bounded by `maxAgeMs`, instead of the L1 TTL. The rules are LiveCounts':
  *
- * - a tracked entry is served only while tracking is established in the generation it was read
- *   in (a lost or silent invalidation connection, a flush-all: not served, read again from L2);
+ * - a tracked entry is served past the L1 TTL only while tracking is established in the
+ *   generation it was read in; once tracking is lost, flushed or silent it is served as an
+ *   untracked entry would be (within the L1 TTL of its read), so a Redis outage that also
+ *   breaks tracking leaves L1 as it would be without tracking, not empty;
  * - an invalidation that overtakes the reply of the read it concerns (in-flight race): the value
  *   is returned to the caller but not kept;
  * - not established (connecting, Redis Cluster, Redis without tracking): reads go on the caller's
  *   client and entries keep the L1 TTL, as without tracking.
  *
  * Keeps the value key of each tracked entry (bounded by the L1) to find the entry an invalidation
- * names. Invalidations call `drop(ids)`; a loss of tracking calls `dropAll(ids)` with every
- * tracked id.
+ * names; an invalidation calls `onInvalidated(ids)`.
  */
 export class L1Tracking {
   /** Value key → L1 id of the entries kept as tracked. */
@@ -48,9 +49,8 @@ export class L1Tracking {
   ) {
     this.stopListening = tracking.onInvalidate((keys) => {
       if (keys === null) {
-        const ids = [...this.idByKey.values()]
+        // the generation moved on: no entry is tracked any more (each is served as untracked)
         this.idByKey.clear()
-        onInvalidated(ids)
         return
       }
       const ids: string[] = []
