@@ -73,7 +73,8 @@ export interface L1Options {
    * invalidates its value key (a write, invalidation, expiry or eviction by any instance), at
    * most `trackedMaxAgeMs`, instead of `ttlMs`: no L2 read for a hot key that does not change.
    * Once the invalidation connection is lost or silent, a tracked entry is served only within
-   * `ttlMs` of its read, as an untracked one (invalidations may have been missed);
+   * `ttlMs` of the last time it was proven fresh (its read, or the tracking's last pong), as an
+   * untracked one (invalidations may have been missed);
    * a reply overtaken by an invalidation of its key is not kept; not established (connecting,
    * Redis Cluster, a Redis without tracking): `ttlMs` as without it. The tracking may be shared
    * by several caches (and `LiveCounts`); the cache does not close it. See `cache/l1/l1_tracking.ts`.

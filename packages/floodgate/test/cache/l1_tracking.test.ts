@@ -122,6 +122,8 @@ describe('L1 kept by Redis client-side caching (l1.tracking)', () => {
     )
     writer.cache.close()
     await until(() => tracking!.generation !== generation)
+    // served as untracked: within the L1 TTL of the last pong before the loss, no longer
+    await sleep(150)
     expect(cache.local?.get('k', Date.now())).toBeUndefined()
     expect(cache.local?.trackedSize).toBe(0)
     expect(await cache.getOrLoad('k', () => 'unused')).toBe('v2')
@@ -164,4 +166,17 @@ describe('L1 kept by Redis client-side caching (l1.tracking)', () => {
     expect(await cache.getOrLoad('k', () => 'unused')).toBe('v1')
     expect(outcomes).toEqual(['l2_hit', 'l1_hit'])
   })
+
+  it('an entry read long ago but proven fresh by a pong within the L1 TTL is still served once tracking is silent', async () => {
+    const { cache, tracking, outcomes } = await cacheWith({ tracking: true, ttlMs: 3_000, name: 'l1-proven' })
+    await cache.set('k', 'v1')
+    cache.local?.delete(['k'])
+    await cache.getOrLoad('k', () => 'unused')
+    await sleep(3_200) // past the L1 TTL of its read; pongs kept proving it fresh
+    const end = Date.now() + tracking!.options.maxSilenceMs + 50
+    while (Date.now() < end);
+    expect(tracking!.established).toBe(false)
+    expect(await cache.getOrLoad('k', () => 'unused')).toBe('v1')
+    expect(outcomes).toEqual(['l2_hit', 'l1_hit'])
+  }, 15_000)
 })

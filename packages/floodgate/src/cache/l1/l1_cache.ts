@@ -12,8 +12,10 @@ export interface L1Entry<T> {
   trackedGen: number
   /** The L2 value key Redis tracks for it; undefined when untracked. */
   trackedKey: string | undefined
-  /** Read time + the L1 TTL (ms epoch): how long a tracked entry is served once tracking is not valid. */
+  /** Read time + the L1 TTL (ms epoch): an untracked entry's life, a tracked one's floor once tracking is not valid. */
   untrackedUntilMs: number
+  /** The L1 TTL (ms) it would have had untracked. */
+  ttlMs: number
 }
 
 export type { L1Admission, TrackedL2Read }
@@ -79,8 +81,8 @@ export class L1Cache<T> {
 
   /**
    * The entry, or undefined when absent, past its L1 TTL, past its logical expiry, or tracked
-   * while tracking is not valid (lost, flushed or silent) and read more than the L1 TTL ago: such
-   * an entry is served as an untracked one would be, no longer.
+   * while tracking is not valid (lost, flushed or silent) and last proven fresh more than the L1
+   * TTL ago (see {@link L1Tracking}): served as an untracked one would be, no longer.
    */
   get(key: string, nowMs: number): L1Entry<T> | undefined {
     const entry = this.lru.get(key)
@@ -89,8 +91,8 @@ export class L1Cache<T> {
       this.lru.delete(key)
       return undefined
     }
-    if (entry.trackedGen !== 0 && nowMs >= entry.untrackedUntilMs && !this.tracked?.valid(entry.trackedGen))
-      return undefined
+    if (entry.trackedGen !== 0 && nowMs >= entry.untrackedUntilMs && !this.tracked!.valid(entry.trackedGen))
+      return this.tracked!.msSinceProven(entry.trackedGen) < entry.ttlMs ? entry : undefined
     return entry
   }
 
@@ -138,6 +140,7 @@ export class L1Cache<T> {
       trackedGen: tracked ? tracked.generation : 0,
       trackedKey: tracked?.valueKey,
       untrackedUntilMs: nowMs + ttlMs,
+      ttlMs,
     }
     this.lru.set(key, entry, { ttl, size: Math.max(1, bytes) })
     if (tracked) this.tracked!.kept(tracked.valueKey, key)

@@ -27,8 +27,10 @@ const SKIP: L1Admission = { kind: 'skip' }
  *
  * - a tracked entry is served past the L1 TTL only while tracking is established in the
  *   generation it was read in; once tracking is lost, flushed or silent it is served as an
- *   untracked entry would be (within the L1 TTL of its read), so a Redis outage that also
- *   breaks tracking leaves L1 as it would be without tracking, not empty;
+ *   untracked entry would be: within the L1 TTL of the last time it was proven fresh (its read,
+ *   or the last pong or message of its generation: every invalidation sent before had arrived),
+ *   so a Redis stall that also breaks tracking leaves L1 as it would be without tracking, not
+ *   empty, and no staler than the L1 TTL allows;
  * - an invalidation that overtakes the reply of the read it concerns (in-flight race): the value
  *   is returned to the caller but not kept;
  * - not established (connecting, Redis Cluster, Redis without tracking): reads go on the caller's
@@ -41,6 +43,8 @@ export class L1Tracking {
   /** Value key → L1 id of the entries kept as tracked. */
   private readonly idByKey = new Map<string, string>()
   private readonly stopListening: () => void
+  /** The last generation that ended, with the last time (performance.now() ms) it was proven. */
+  private ended = { generation: 0, heardAtMs: Number.NEGATIVE_INFINITY }
 
   constructor(
     readonly tracking: ClientTracking,
@@ -49,7 +53,9 @@ export class L1Tracking {
   ) {
     this.stopListening = tracking.onInvalidate((keys) => {
       if (keys === null) {
-        // the generation moved on: no entry is tracked any more (each is served as untracked)
+        // the generation moved on (flush() bumped it): no entry is tracked any more; the ended
+        // one's last proof bounds how long its entries are still served, as untracked ones
+        this.ended = { generation: tracking.generation - 1, heardAtMs: tracking.heardAtMs }
         this.idByKey.clear()
         return
       }
@@ -82,9 +88,23 @@ export class L1Tracking {
     return unchanged ? { kind: 'tracked', generation: read.generation, valueKey: read.valueKey } : SKIP
   }
 
-  /** True while an entry read in `generation` may be served. */
+  /** True while an entry read in `generation` may be served without a TTL. */
   valid(generation: number): boolean {
     return this.tracking.established && this.tracking.generation === generation
+  }
+
+  /**
+   * For an entry read in `generation` that is not {@link valid}: ms since tracking last proved
+   * it fresh (the last pong or message of that generation; +Infinity when unknown, an older one).
+   */
+  msSinceProven(generation: number): number {
+    const heardAtMs =
+      generation === this.tracking.generation
+        ? this.tracking.heardAtMs // silent
+        : generation === this.ended.generation
+          ? this.ended.heardAtMs // lost or flushed
+          : Number.NEGATIVE_INFINITY
+    return performance.now() - heardAtMs
   }
 
   /** An entry read under `valueKey` was kept as `id`. */
