@@ -10,6 +10,7 @@ import { openDatabase } from './db/connect.js'
 import { dbGuardFromConfig } from './db/guard.js'
 import { prepareDatabase } from './db/prepare.js'
 import { interactionsFromConfig } from './interactions/from_config.js'
+import { stdoutDestination } from './log/stdout_destination.js'
 import { parseTrustProxy, rateLimitFromConfig } from './rate_limit/from_config.js'
 import { connectRedis } from './redis/connect.js'
 import { logBase } from './service_info.js'
@@ -33,7 +34,9 @@ async function main(): Promise<void> {
     }
     throw error
   }
-  const log = pino({ level: config.logLevel, base: logBase() })
+  // one destination for the start-up lines and the app's: they stay in order
+  const destination = stdoutDestination(config.logFlushMs)
+  const log = pino({ level: config.logLevel, base: logBase() }, destination)
   let redis: Awaited<ReturnType<typeof connectRedis>>
   try {
     redis = await connectRedis(config)
@@ -102,7 +105,7 @@ async function main(): Promise<void> {
     requestTimeoutMs: config.requestTimeoutMs,
     connectionTimeoutMs: config.connectionTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, stream: destination },
     counters: countersFromConfig(config),
     interactions: interactions.interactions,
     interactionFlush: interactions.flush,

@@ -19,6 +19,7 @@ function videoCacheSettings(config: Config): Required<VideoCacheSettings> {
     redisTimeoutMs: config.redisCommandTimeoutMs,
     redisMaxWaitMs: config.redisMaxWaitMs,
     l1TtlMs: config.cacheL1TtlMs,
+    l1Tracking: config.cacheL1Tracking,
     l1MaxEntries: config.cacheL1MaxEntries,
     l1MaxBytes: config.cacheL1MaxBytes,
     feedTtlMs: config.feedCacheTtlMs,

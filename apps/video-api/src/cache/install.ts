@@ -6,6 +6,7 @@ import {
   type BloomRebuildReport,
   BloomReplica,
   bindBloomReplicaMetrics,
+  ClientTracking,
   createCache,
   type RedisClient,
 } from 'floodgate'
@@ -123,6 +124,10 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     lockTtlMs: s.lockTtlMs,
     lockWaitMs: s.lockWaitMs,
   }
+  // the hot path's L1 kept until Redis invalidates it: no L2 GET for a hot video that does not change
+  const tracking = s.l1Tracking
+    ? new ClientTracking(deps.redis, { connectionName: 'video-api-cache' })
+    : undefined
   const videos = createCache<Video>({
     ...common,
     name: 'video',
@@ -130,7 +135,7 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     negativeTtlMs: s.negativeTtlMs,
     staleWhileRevalidateMs: s.staleWhileRevalidateMs,
     bloom: lifecycle.gate,
-    l1: { ttlMs: s.l1TtlMs, maxEntries: s.l1MaxEntries, maxBytes: s.l1MaxBytes },
+    l1: { ttlMs: s.l1TtlMs, maxEntries: s.l1MaxEntries, maxBytes: s.l1MaxBytes, tracking },
   })
   const feed = createCache<Video[]>({
     ...common,
@@ -166,6 +171,7 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
       replica.close()
       videos.close()
       feed.close()
+      tracking?.close()
       rebuildRedis.disconnect()
     },
   }

@@ -17,8 +17,13 @@ export interface VideoCacheSettings {
   redisTimeoutMs?: number
   /** Longest wall-clock wait (ms) of each Redis call of the read path, however busy the process. @default the field table's `REDIS_MAX_WAIT_MS` */
   redisMaxWaitMs?: number
-  /** In-process L1 TTL (ms). @default the field table's `CACHE_L1_TTL_MS` */
+  /** In-process L1 TTL (ms); with `l1Tracking` established, only of entries read untracked. @default the field table's `CACHE_L1_TTL_MS` */
   l1TtlMs?: number
+  /**
+   * Keep the video cache's L1 entries until Redis invalidates them (floodgate `ClientTracking`
+   * on two more connections, closed with the cache), at most floodgate's `l1.trackedMaxAgeMs`. @default the field table's `CACHE_L1_TRACKING`
+   */
+  l1Tracking?: boolean
   /**
    * In-process L1 capacity of the video cache (entries): a safety bound, set high so the byte
    * bound (`l1MaxBytes`) decides. @default the field table's `CACHE_L1_MAX_ENTRIES`

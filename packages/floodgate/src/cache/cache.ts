@@ -61,9 +61,13 @@ export class Cache<T = unknown> extends CacheView<T> {
     return this.stack.l1
   }
 
-  /** Closes the bus subscriber connection (the Redis client passed in stays open); namespace views share it. */
+  /**
+   * Closes the bus subscriber connection (the Redis client passed in stays open; so does an
+   * `l1.tracking`, which L1 stops listening to); namespace views share it.
+   */
   close(): void {
     this.stack.bus.close()
+    this.stack.l1?.close()
   }
 }
 

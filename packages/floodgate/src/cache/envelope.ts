@@ -1,4 +1,5 @@
 import { type Codec, jsonCodec } from './codec.js'
+import type { L1Admission } from './l1/l1_tracking.js'
 
 /**
  * What one L2 entry holds. Wire format (bytes):
@@ -10,9 +11,13 @@ import { type Codec, jsonCodec } from './codec.js'
  * by the cache and never in the codec's output, no codec output can be read
  * back as "not found". The header is ASCII, so binary payloads are fine.
  */
-export type Envelope<T> =
+export type Envelope<T> = (
   | { kind: 'value'; value: T; expiresAtMs: number; version: string; bytes: number }
   | { kind: 'negative'; expiresAtMs: number; version: string; bytes: number }
+) & {
+  /** Set by a read on the tracked connection: how L1 may keep it (`l1/l1_tracking.ts`). */
+  admission?: L1Admission
+}
 
 /** Prefix of every negative envelope; the fill script matches it to keep NX semantics. */
 export const NEGATIVE_PREFIX = 'fg1|n|'

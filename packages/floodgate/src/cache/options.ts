@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../errors/index.js'
 import type { MetricsRegistry } from '../metrics/registry.js'
 import type { Logger } from '../observability/index.js'
 import type { RedisClient } from '../redis/index.js'
+import type { ClientTracking } from '../tracking/index.js'
 import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import type { Codec } from './codec.js'
 
@@ -66,6 +67,30 @@ export interface L1Options {
   maxEntries?: number
   /** Maximum total bytes (measured as the encoded envelope length). @default 67_108_864 (64 MiB) */
   maxBytes?: number
+  /**
+   * Server-assisted client-side caching (Redis `CLIENT TRACKING`): single-key L2 reads go on this
+   * tracking's connection while it is established, and what they read stays in L1 until Redis
+   * invalidates its value key (a write, invalidation, expiry or eviction by any instance), at
+   * most `trackedMaxAgeMs`, instead of `ttlMs`: no L2 read for a hot key that does not change.
+   * Once the invalidation connection is lost or silent, a tracked entry is served only within
+   * `ttlMs` of the last time it was proven fresh (its read, or the tracking's last pong), as an
+   * untracked one (invalidations may have been missed);
+   * a reply overtaken by an invalidation of its key is not kept; not established (connecting,
+   * Redis Cluster, a Redis without tracking): `ttlMs` as without it. The tracking may be shared
+   * by several caches (and `LiveCounts`); the cache does not close it. See `cache/l1/l1_tracking.ts`.
+   * @default none (entries live `ttlMs`)
+   */
+  tracking?: ClientTracking
+  /**
+   * Longest life (ms) of an entry kept because Redis tracks it (also capped by its logical expiry).
+   * @default 300_000
+   */
+  trackedMaxAgeMs?: number
+}
+
+/** {@link L1Options} after defaults; `tracking` stays optional. */
+export type ResolvedL1Options = Required<Omit<L1Options, 'tracking'>> & {
+  tracking: ClientTracking | undefined
 }
 
 /** Circuit breaker on L2. */
@@ -98,7 +123,7 @@ export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> 
    * @default 2_000 (`DEADLINE_DEFAULTS.maxWaitMs`)
    */
   redisMaxWaitMs?: number
-  /** L1 settings, or `false` for no L1. @default { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 MiB } */
+  /** L1 settings, or `false` for no L1. @default `CACHE_DEFAULTS.l1`, no tracking */
   l1?: L1Options | false
   /** Circuit breaker on L2. @default { failureThreshold: 5, coolDownMs: 5_000 } */
   breaker?: BreakerOptions
@@ -137,7 +162,7 @@ export const CACHE_DEFAULTS = {
   lockTtlMs: 5_000,
   lockWaitMs: 2_000,
   lockWaitJitterMs: 200,
-  l1: { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 },
+  l1: { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, trackedMaxAgeMs: 300_000 },
   breaker: { failureThreshold: 5, coolDownMs: 5_000 },
   invalidateRetries: 5,
 } as const
@@ -201,7 +226,7 @@ export interface ResolvedCacheOptions<T> {
   codec: Codec<T>
   /** Deadline of every L2 call (ms). */
   redisDeadline: Deadline
-  l1: Required<L1Options> | false
+  l1: ResolvedL1Options | false
   breaker: Required<BreakerOptions>
   registry: MetricsRegistry | undefined
   logger: Logger | undefined
@@ -221,18 +246,21 @@ export function resolveCacheOptions<T>(
     throw new InvalidArgumentError('name', 'must match [A-Za-z0-9_.-]+')
   }
   const call = layerCallOptions(defaultCallOptions, { ...options, l1TtlMs: undefined } as CallOptions)
-  const l1 =
+  const l1: ResolvedL1Options | false =
     options.l1 === false
       ? false
       : {
           ttlMs: options.l1?.ttlMs ?? d.l1.ttlMs,
           maxEntries: options.l1?.maxEntries ?? d.l1.maxEntries,
           maxBytes: options.l1?.maxBytes ?? d.l1.maxBytes,
+          tracking: options.l1?.tracking,
+          trackedMaxAgeMs: options.l1?.trackedMaxAgeMs ?? d.l1.trackedMaxAgeMs,
         }
   if (l1) {
     positiveInteger('l1.ttlMs', l1.ttlMs)
     positiveInteger('l1.maxEntries', l1.maxEntries)
     positiveInteger('l1.maxBytes', l1.maxBytes)
+    positiveInteger('l1.trackedMaxAgeMs', l1.trackedMaxAgeMs)
     call.l1TtlMs = l1.ttlMs
   }
   const breaker = {

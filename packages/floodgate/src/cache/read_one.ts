@@ -41,6 +41,9 @@ export function readOne<T>(
         ? undefined
         : stack.readEntry(id).then((entry) => afterL2(stack, id, loader, o, now, epoch, entry)),
     )
+  // a tracked L1 reads on its own connection (rare: its entries stay until invalidated)
+  if (stack.l1?.tracks)
+    return stack.readEntry(id).then((entry) => afterL2(stack, id, loader, o, now, epoch, entry))
   // no async function on an L2 hit: it is decoded and answered in the read's own callback
   return stack.readBytes(id).then((raw) => {
     const entry = raw === UNAVAILABLE ? raw : stack.decode(id, raw)

@@ -17,7 +17,7 @@ import { WakeWaiters } from './bus/wake_waiters.js'
 import { type Codec, jsonCodec } from './codec.js'
 import { decodeEnvelope, type Envelope, encodeNegative, encodeValue } from './envelope.js'
 import { CacheEventEmitter, type CacheOutcome } from './events.js'
-import { L1Cache } from './l1/l1_cache.js'
+import { type L1Admission, L1Cache } from './l1/l1_cache.js'
 import { L2Store, UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { NamespaceGenerations } from './namespace/generations.js'
 import { userKeyOf } from './namespace/scoped_key.js'
@@ -190,7 +190,20 @@ export class CacheStack<T> {
 
   /** One L2 read in a `floodgate.cache.l2_read` span, decoded: the entry, `undefined` when absent or corrupt. */
   readEntry(id: string): Promise<Envelope<T> | undefined | Unavailable> {
+    if (this.l1?.tracks) return this.readTracked(id)
     return this.readBytes(id).then((raw) => (raw === UNAVAILABLE ? raw : this.decode(id, raw)))
+  }
+
+  /** {@link readEntry} on the tracked L1's connection (l1/l1_tracking.ts): its entry may stay in L1. */
+  private async readTracked(id: string): Promise<Envelope<T> | undefined | Unavailable> {
+    const l1 = this.l1!
+    const tracked = l1.beginRead(this.l2.valueKey(id))
+    const raw = await this.step('l2_read', () => this.l2.read(id, tracked))
+    const admission = l1.settle(tracked)
+    if (raw === UNAVAILABLE) return raw
+    const entry = await this.decode(id, raw)
+    if (entry !== undefined && admission !== undefined) entry.admission = admission
+    return entry
   }
 
   /** One L2 read in a `floodgate.cache.l2_read` span, as bytes (see {@link decode}). */
@@ -215,7 +228,7 @@ export class CacheStack<T> {
 
   /** Puts an L2 entry in L1 unless an invalidation arrived since `epoch`. */
   remember(id: string, entry: Envelope<T>, o: ResolvedCallOptions, epoch: number): void {
-    this.admit(id, entryValue(entry), entry.expiresAtMs, entry.bytes, o, epoch)
+    this.admit(id, entryValue(entry), entry.expiresAtMs, entry.bytes, o, epoch, entry.admission)
   }
 
   /** Puts a value this process loaded or wrote in L1 unless an invalidation arrived since `epoch`. */
@@ -236,9 +249,10 @@ export class CacheStack<T> {
     bytes: number,
     o: ResolvedCallOptions,
     epoch: number,
+    admission?: L1Admission,
   ): void {
     if (this.l1 === undefined || this.l1.epoch !== epoch) return
-    this.l1.set(id, { value, expiresAtMs }, bytes, o.l1TtlMs, Date.now())
+    this.l1.set(id, value, expiresAtMs, bytes, o.l1TtlMs, Date.now(), admission)
   }
 
   /** The L1 epoch now (0 without L1): taken before a read, checked when its result is admitted. */

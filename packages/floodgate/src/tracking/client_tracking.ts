@@ -159,6 +159,15 @@ export class ClientTracking {
     return this.currentState === 'connecting' || (this.currentState === 'established' && !this.established)
   }
 
+  /**
+   * When (`performance.now()` ms) the invalidation connection last proved alive (a pong or a
+   * message): every invalidation Redis sent before then has been received. After a loss it stays
+   * the last proof of the generation that ended, until tracking is established again.
+   */
+  get heardAtMs(): number {
+    return this.lastHeardMs
+  }
+
   /** Changes whenever tracking is established, lost or flushed: a value kept under another generation is not valid. */
   get generation(): number {
     return this.currentGeneration

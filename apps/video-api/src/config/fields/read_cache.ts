@@ -67,6 +67,13 @@ export const readCacheFields = {
     type: { kind: 'int', min: 1, max: 3_600_000 },
     doc: 'TTL of the in-process L1 cache (ms).',
   },
+  cacheL1Tracking: {
+    env: 'CACHE_L1_TRACKING',
+    toml: 'cache_l1_tracking',
+    default: 'true',
+    type: { kind: 'bool' },
+    doc: 'Keep cached videos in the in-process L1 until Redis invalidates them (Redis client-side caching, CLIENT TRACKING, on two more connections per instance), at most 5 minutes, instead of CACHE_L1_TTL_MS: no Redis read for a hot video that does not change, and a change on any instance is seen by every instance within milliseconds. CACHE_L1_TTL_MS then bounds entries read while tracking is not established (Redis Cluster, where it is not supported, or a Redis without it) and, once tracking is lost, every entry.',
+  },
   cacheL1MaxEntries: {
     env: 'CACHE_L1_MAX_ENTRIES',
     toml: 'cache_l1_max_entries',

@@ -35,6 +35,13 @@ export const httpFields = {
     type: { kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     doc: 'pino log level.',
   },
+  logFlushMs: {
+    env: 'LOG_FLUSH_MS',
+    toml: 'log_flush_ms',
+    default: '100',
+    type: { kind: 'int', min: 0, max: 10_000 },
+    doc: 'Longest time a log line waits in the 4 KiB stdout buffer (ms; flushed at exit, lost only on SIGKILL or a crash of Node itself); 0 writes each line at once.',
+  },
   bodyLimitBytes: {
     env: 'BODY_LIMIT_BYTES',
     toml: 'body_limit_bytes',

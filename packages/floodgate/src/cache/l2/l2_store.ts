@@ -1,4 +1,4 @@
-import { Cluster } from 'ioredis'
+import { Cluster, type Redis } from 'ioredis'
 import type { CircuitBreaker } from '../../circuit_breaker/index.js'
 import { countsAgainstRedis, type Deadline, watchDeadline } from '../../deadline/index.js'
 import type { KeySpace, RedisClient } from '../../redis/index.js'
@@ -90,8 +90,12 @@ export class L2Store {
     )
   }
 
-  /** GET of the value key, as bytes; null when absent. */
-  read(key: string): Promise<Buffer | null | Unavailable> {
+  /**
+   * GET of the value key, as bytes; null when absent. `tracked`: sent on that connection (the
+   * tracked L1's, see `l1/l1_tracking.ts`) under its value key instead of the caller's client.
+   */
+  read(key: string, tracked?: { connection: Redis; valueKey: string }): Promise<Buffer | null | Unavailable> {
+    if (tracked !== undefined) return this.guard(() => tracked.connection.getBuffer(tracked.valueKey))
     return this.guard(() => this.redis.getBuffer(this.valueKey(key)))
   }
 

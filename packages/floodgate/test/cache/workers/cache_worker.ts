@@ -2,7 +2,7 @@
 // channel; answers with JSON lines on stdout (see test/support/processes.ts).
 // argv: <prefix> <worker index> <cache options JSON>
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createCache, createRedisClient, NOT_FOUND } from '../../../src/index.js'
+import { ClientTracking, createCache, createRedisClient, NOT_FOUND } from '../../../src/index.js'
 import { report } from '../../support/processes.js'
 import { TEST_REDIS_TARGET, testRedisClient } from '../../support/redis.js'
 
@@ -12,14 +12,23 @@ const redis = createRedisClient(TEST_REDIS_TARGET, { commandTimeoutMs: config.re
 // the test's target, single node or cluster (FLOODGATE_TEST_REDIS_CLUSTER, inherited from the test)
 const plain = testRedisClient()
 const commands = testRedisClient()
-const cache = createCache<string>({ redis, name: 'w', prefix, redisTimeoutMs: 1000, ...config })
+// l1Tracking: the L1 kept by Redis client-side caching (a long L1 TTL, so only Redis drops an entry)
+const tracking = config.l1Tracking ? new ClientTracking(redis) : undefined
+const cache = createCache<string>({
+  redis,
+  name: 'w',
+  prefix,
+  redisTimeoutMs: 1000,
+  ...config,
+  ...(tracking && { l1: { ttlMs: 600_000, tracking } }),
+})
 const outcomes: Record<string, number> = {}
 cache.events.on('outcome', (e) => {
   outcomes[e.outcome] = (outcomes[e.outcome] ?? 0) + 1
 })
 
 interface Command {
-  op: 'swarm' | 'peek' | 'invalidate' | 'clear' | 'exit'
+  op: 'swarm' | 'peek' | 'invalidate' | 'clear' | 'overwrite' | 'exit'
   id: string
   key: string
   /** Run the command in this namespace of the cache (`clear` needs one). */
@@ -81,7 +90,15 @@ commands.on('message', (_channel, message) => {
       .namespace(command.namespace ?? '')
       .clear()
       .then((result) => report({ id: command.id, worker: Number(index), result }))
+  } else if (command.op === 'overwrite') {
+    // a writer that does not publish on the bus (another service, a manual fix): only Redis tells
+    const key = `${prefix}:c:w:{${command.key}}`
+    void plain
+      .getBuffer(key)
+      .then((bytes) => plain.set(key, Buffer.from(bytes!.toString('latin1').replace(/"$/, '!"'), 'latin1')))
+      .then(() => report({ id: command.id, worker: Number(index), at: Date.now() }))
   } else if (command.op === 'exit') {
+    tracking?.close()
     cache.close()
     redis.disconnect()
     plain.disconnect()

@@ -1,0 +1,10 @@
+// Writes `count` log lines through the service's stdout destination, then exits with
+// process.exit(0) (`exit`) or stays up until killed (`stay`). argv: <flushMs> <count> <exit|stay>
+import pino from 'pino'
+import { stdoutDestination } from '../../src/log/stdout_destination.js'
+
+const [flushMs = '100', count = '1', then = 'exit'] = process.argv.slice(2)
+const log = pino({ base: null }, stdoutDestination(Number(flushMs)))
+for (let i = 0; i < Number(count); i++) log.info({ i }, 'request completed')
+if (then === 'exit') process.exit(0)
+else setInterval(() => undefined, 1_000)
