@@ -91,14 +91,18 @@ export class CacheStack<T> {
     this.bus = new CacheBus(this.o.redis, this.l2.wakeChannel, this.l2.busChannel, {
       onFilled: (id) => this.waiters.wake(id),
       onInvalidated: (message) => {
-        if (message.from !== this.instanceId) this.l1?.delete(message.keys)
+        if (message.from === this.instanceId) return
+        this.l2.forgetSharedReads(message.keys)
+        this.l1?.delete(message.keys)
       },
       onCleared: (message) => {
         this.generations.advance(message.namespace, message.generation)
+        this.l2.forgetSharedReads()
         this.l1?.delete([])
       },
       onReconnected: () => {
         this.generations.forget()
+        this.l2.forgetSharedReads()
         this.l1?.clear()
         this.waiters.wakeAll()
       },
@@ -191,7 +195,9 @@ export class CacheStack<T> {
   /** One L2 read in a `floodgate.cache.l2_read` span, decoded: the entry, `undefined` when absent or corrupt. */
   readEntry(id: string): Promise<Envelope<T> | undefined | Unavailable> {
     if (this.l1?.tracks) return this.readTracked(id)
-    return this.readBytes(id).then((raw) => (raw === UNAVAILABLE ? raw : this.decode(id, raw)))
+    // never joined: after a claim or a wake-up the value may have landed since a GET in flight
+    const read = tracingOn() ? this.step('l2_read', () => this.l2.read(id)) : this.l2.read(id)
+    return read.then((raw) => (raw === UNAVAILABLE ? raw : this.decode(id, raw)))
   }
 
   /** {@link readEntry} on the tracked L1's connection (l1/l1_tracking.ts): its entry may stay in L1. */
@@ -206,10 +212,13 @@ export class CacheStack<T> {
     return entry
   }
 
-  /** One L2 read in a `floodgate.cache.l2_read` span, as bytes (see {@link decode}). */
+  /**
+   * The first L2 read of a `getOrLoad`, as bytes (see {@link decode}), in a `floodgate.cache.l2_read`
+   * span; concurrent calls for one id share one GET (`L2Store.readShared`).
+   */
   readBytes(id: string): Promise<Buffer | null | Unavailable> {
     // no span, no closure for it, when nothing records (an L2 hit is a hot path)
-    return tracingOn() ? this.step('l2_read', () => this.l2.read(id)) : this.l2.read(id)
+    return tracingOn() ? this.step('l2_read', () => this.l2.readShared(id)) : this.l2.readShared(id)
   }
 
   /**

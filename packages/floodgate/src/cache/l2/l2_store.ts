@@ -31,6 +31,8 @@ export type Unavailable = typeof UNAVAILABLE
 export class L2Store {
   readonly wakeChannel: string
   readonly busChannel: string
+  /** GETs in flight per id that later {@link readShared} calls join (dropped by any write of the id). */
+  private readonly sharedReads = new Map<string, Promise<Buffer | null | Unavailable>>()
 
   constructor(
     readonly redis: RedisClient,
@@ -99,6 +101,31 @@ export class L2Store {
     return this.guard(() => this.redis.getBuffer(this.valueKey(key)))
   }
 
+  /**
+   * {@link read}, joined by concurrent calls for the same id (singleflight of the GET, as
+   * cache-manager's `wrap` does for hits): callers share the bytes and decode their own copy. A
+   * read never joins one that began before a write of its id by this process (every write here
+   * forgets the id first; commands on one connection run in order), nor before an invalidation
+   * or clear announced on the bus ({@link forgetSharedReads}); a write of another instance not yet
+   * announced is seen one GET later, within the bound the L1 already has.
+   */
+  readShared(key: string): Promise<Buffer | null | Unavailable> {
+    const joined = this.sharedReads.get(key)
+    if (joined !== undefined) return joined
+    const read = this.read(key)
+    this.sharedReads.set(key, read)
+    read.then(() => {
+      if (this.sharedReads.get(key) === read) this.sharedReads.delete(key)
+    })
+    return read
+  }
+
+  /** Lets no later {@link readShared} join a GET of `keys` in flight (all ids when omitted). */
+  forgetSharedReads(keys?: readonly string[]): void {
+    if (keys === undefined) this.sharedReads.clear()
+    else for (const key of keys) this.sharedReads.delete(key)
+  }
+
   /** The value keys of `keys`, as bytes: one MGET on a single node, parallel GETs on a cluster (keys span slots). */
   readMany(keys: readonly string[]): Promise<(Buffer | null)[] | Unavailable> {
     const valueKeys = keys.map((k) => this.valueKey(k))
@@ -148,6 +175,7 @@ export class L2Store {
     mode: 'set' | 'nx',
   ): Promise<FillResult | Unavailable> {
     const k = this.keysOf(key)
+    this.sharedReads.delete(key)
     const reply = await this.guard(
       () =>
         fillScript.run(
@@ -173,6 +201,7 @@ export class L2Store {
   /** Runs invalidate-2.lua. @returns false when Redis failed (the caller retries). */
   async invalidate(key: string, versionTtlMs: number): Promise<boolean> {
     const k = this.keysOf(key)
+    this.sharedReads.delete(key)
     const reply = await this.guard(
       () => invalidateScript.run(this.redis, [k.value, k.version], [versionTtlMs]),
       true,
@@ -183,11 +212,13 @@ export class L2Store {
   /** Runs set-2.lua. @throws {StoreUnavailableError} when Redis failed. */
   async set(key: string, envelope: Buffer, physicalTtlMs: number, versionTtlMs: number): Promise<void> {
     const k = this.keysOf(key)
+    this.sharedReads.delete(key)
     await setScript.run(this.redis, [k.value, k.version], [envelope, physicalTtlMs, versionTtlMs])
   }
 
   /** Deletes the value key only (a corrupt entry); never throws. */
   async deleteValue(key: string): Promise<void> {
+    this.sharedReads.delete(key)
     await this.guard(() => this.redis.del(this.valueKey(key)), true)
   }
 
