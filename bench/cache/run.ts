@@ -11,7 +11,7 @@
 // the floodgate variant whose client batches writes the same way (column "batched writes"), and
 // the raw ioredis `GET` + `JSON.parse` floor runs in both modes. cache-manager's `wrap` also
 // coalesces concurrent calls of one key, hits included: under Zipf(1) part of its gets send no
-// GET at all (column "Redis commands / op"; floodgate and the raw loop send one per get).
+// GET at all (column "Redis commands / op"); so do floodgate's (L2Store.readShared); the raw loop sends one per get.
 // Earlier runs set floodgate without auto-pipelining against cache-manager (batched) and the raw
 // loop (not batched) as if all three were one kind.
 import { randomBytes } from 'node:crypto'
