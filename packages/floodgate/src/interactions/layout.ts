@@ -30,7 +30,7 @@ export interface InteractionLayoutOptions {
   /**
    * The counted item's table and columns, and the interaction tables; fields left out keep
    * their default, e.g. `{ items: { table: 'articles', id: 'article_id' }, itemIdColumn: 'article_id' }`.
-   * @default {@link defaultInteractionTables} (video-api's `videos`, `video_likes`, …)
+   * @default {@link defaultInteractionTables} (`items`, `item_likes`, …)
    */
   tables?: InteractionTablesOptions
 }

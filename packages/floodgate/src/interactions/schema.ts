@@ -3,18 +3,19 @@ import { type InteractionTablesOptions, quoteTables, resolveTables } from './tab
 /**
  * PostgreSQL DDL for the interaction tables, idempotent (`IF NOT EXISTS`), as
  * separate statements to run in order, inside one migration. With the default
- * {@link InteractionTables} (video-api's schema):
+ * {@link InteractionTables}:
  *
- * - `video_likes(video_id, user_id, created_at, PK(video_id, user_id))`, `video_favorites` the same;
- * - `video_plays(event_id text PK, video_id, viewer, played_at)`, one row per counted play,
+ * - `item_likes(item_id, user_id, created_at, PK(item_id, user_id))`, `item_favorites` the same;
+ * - `item_plays(event_id text PK, item_id, viewer, played_at)`, one row per counted play,
  *   keyed by `<itemId>:<streamId>`;
- * - `interaction_watermarks(kind, video_id, user_id, last_ms, last_seq, active)`: per
+ * - `interaction_watermarks(kind, item_id, user_id, last_ms, last_seq, active)`: per
  *   (kind, item, user) the stream id (ms, seq, compared numerically) and absolute state of
  *   the last applied event, kept after an unlike too, so a late event never overwrites a newer one;
- * - `videos.like_count / favorite_count / play_count` (bigint, default 0), added if missing.
+ * - `items.like_count / favorite_count / play_count` (bigint, default 0), added if missing.
  *
  * The items table itself must already exist with a bigint id column. Index names are made of the
- * bare table names and the item id column less its `_id` (`video_plays_video_idx`).
+ * bare table names and the item id column less its `_id` (`item_plays_item_idx`; video-api's
+ * `video_plays_video_idx`).
  * @throws {InvalidArgumentError} for a bad name (see {@link resolveTables}).
  */
 export function interactionSchemaSql(tables: InteractionTablesOptions = {}): string[] {

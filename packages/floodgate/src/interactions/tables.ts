@@ -1,17 +1,19 @@
 import { InvalidArgumentError } from '../errors/index.js'
 
 /**
- * The counted item's table (video-api: `videos`): a bigint id column and the three count
- * columns the flush moves and the recovery reads.
+ * The counted item's table (default `items`; video-api passes `videos`): a bigint id column and
+ * the three count columns the flush moves and the recovery reads.
  */
 export interface ItemTable {
-  /** Table name, optionally `schema.table`. */
+  /** Table name, optionally `schema.table`. @default 'items' */
   table: string
-  /** Its bigint primary key column. */
+  /** Its bigint primary key column. @default 'id' */
   id: string
-  /** Count columns (bigint): the flush adds the detail rows inserted minus deleted. */
+  /** Count columns (bigint): the flush adds the detail rows inserted minus deleted. @default 'like_count' */
   likeCount: string
+  /** @default 'favorite_count' */
   favoriteCount: string
+  /** @default 'play_count' */
   playCount: string
 }
 
@@ -22,15 +24,15 @@ export interface ItemTable {
 export interface InteractionTables {
   /** The counted item's table. */
   items: ItemTable
-  /** The item id column of `likes`, `favorites`, `plays` and `watermarks`. */
+  /** The item id column of `likes`, `favorites`, `plays` and `watermarks`. @default 'item_id' */
   itemIdColumn: string
-  /** Like rows `(itemIdColumn, user_id, created_at)`. */
+  /** Like rows `(itemIdColumn, user_id, created_at)`. @default 'item_likes' */
   likes: string
-  /** Favourite rows, same columns. */
+  /** Favourite rows, same columns. @default 'item_favorites' */
   favorites: string
-  /** Play log `(event_id, itemIdColumn, viewer, played_at)`. */
+  /** Play log `(event_id, itemIdColumn, viewer, played_at)`. @default 'item_plays' */
   plays: string
-  /** Last applied event per (kind, item, user). */
+  /** Last applied event per (kind, item, user). @default 'interaction_watermarks' */
   watermarks: string
 }
 
@@ -39,19 +41,23 @@ export type InteractionTablesOptions = Partial<Omit<InteractionTables, 'items'>>
   items?: Partial<ItemTable>
 }
 
-/** The defaults: video-api's schema (`videos(id, like_count, …)`, `video_likes(video_id, …)`, …). */
+/**
+ * The defaults, named after no particular item: `items(id, like_count, …)`, `item_likes(item_id, …)`,
+ * `item_favorites`, `item_plays`, `interaction_watermarks`. An application with its own names
+ * (video-api: `videos`, `video_likes(video_id, …)`) passes them in full.
+ */
 export const defaultInteractionTables: Readonly<InteractionTables> = Object.freeze({
   items: Object.freeze({
-    table: 'videos',
+    table: 'items',
     id: 'id',
     likeCount: 'like_count',
     favoriteCount: 'favorite_count',
     playCount: 'play_count',
   }),
-  itemIdColumn: 'video_id',
-  likes: 'video_likes',
-  favorites: 'video_favorites',
-  plays: 'video_plays',
+  itemIdColumn: 'item_id',
+  likes: 'item_likes',
+  favorites: 'item_favorites',
+  plays: 'item_plays',
   watermarks: 'interaction_watermarks',
 })
 
@@ -108,7 +114,7 @@ export function quoteTables(tables: InteractionTables): QuotedTables {
   }
 }
 
-// Lower case only: a quoted "Videos" would not match a table created as Videos (folded to videos).
+// Lower case only: a quoted "Items" would not match a table created as Items (folded to items).
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/
 
 function quote(field: string, name: string, qualified: boolean): string {

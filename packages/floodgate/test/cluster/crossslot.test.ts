@@ -319,7 +319,7 @@ describe('on Redis Cluster, through the public APIs', () => {
       await flush.stop()
     }
     expect(await cluster.xlen(interactions.keys.dead(5))).toBe(1)
-    const { rows } = await schema.pool.query('SELECT count(*)::int AS n FROM video_likes WHERE user_id = 7')
+    const { rows } = await schema.pool.query('SELECT count(*)::int AS n FROM item_likes WHERE user_id = 7')
     expect(rows[0].n).toBe(11)
 
     const rankings = createRankings({ redis: cluster, prefix, partitions })

@@ -72,8 +72,8 @@ it('two flush processes cover every partition stream; every event reaches Postgr
   for (;;) {
     const result = await schema.pool.query(
       `SELECT id::text, like_count::int, play_count::int,
-              (SELECT count(*)::int FROM video_likes l WHERE l.video_id = v.id) AS likes
-         FROM videos v ORDER BY v.id`,
+              (SELECT count(*)::int FROM item_likes l WHERE l.item_id = v.id) AS likes
+         FROM items v ORDER BY v.id`,
     )
     rows = result.rows
     const done = rows.every(

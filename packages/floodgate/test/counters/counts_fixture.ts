@@ -4,7 +4,7 @@ import { uniquePrefix } from '../support/redis.js'
 import { PrivateRedis } from '../support/redis_server.js'
 import { type CountersSchema, createCountersSchema } from './pg_schema.js'
 
-/** A private redis-server (epoch marker set) and a counters schema with videos 1…n. */
+/** A private redis-server (epoch marker set) and a counters schema with items 1…n. */
 export interface CountsFixture {
   server: PrivateRedis
   redis: Redis
@@ -16,11 +16,11 @@ export interface CountsFixture {
   close(): Promise<void>
 }
 
-export async function createCountsFixture(label: string, videos: number): Promise<CountsFixture> {
+export async function createCountsFixture(label: string, items: number): Promise<CountsFixture> {
   const server = await PrivateRedis.start()
   const redis = new Redis(server.url, floodgateRedisOptions({ commandTimeoutMs: 2000 }))
   redis.on('error', () => undefined) // tests kill the server
-  const schema = await createCountersSchema(label, videos)
+  const schema = await createCountersSchema(label, items)
   const prefix = uniquePrefix(label)
   const interactions = new Interactions(redis, { prefix, partitions: 4 })
   await redis.set(interactions.keys.epoch(), 'e1')

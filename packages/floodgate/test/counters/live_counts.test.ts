@@ -27,8 +27,8 @@ const pgFallback: CountsFallback = async (ids, viewer) => {
   fallbackCalls.push([...ids])
   const { rows } = await schema.db.query<{ id: string; l: number; f: number; p: number; liked: boolean }>(
     `SELECT id::text AS id, like_count::int AS l, favorite_count::int AS f, play_count::int AS p,
-       EXISTS (SELECT 1 FROM video_likes k WHERE k.video_id = v.id AND k.user_id = $2::bigint) AS liked
-     FROM videos v WHERE id = ANY($1::bigint[])`,
+       EXISTS (SELECT 1 FROM item_likes k WHERE k.item_id = v.id AND k.user_id = $2::bigint) AS liked
+     FROM items v WHERE id = ANY($1::bigint[])`,
     [ids, viewer ?? null],
   )
   return new Map(

@@ -19,7 +19,7 @@ function recovery(extra: Partial<ConstructorParameters<typeof CountsRecovery>[0]
 
 async function dbCounts(): Promise<Record<string, [number, number, number]>> {
   const { rows } = await schema.db.query<{ id: string; l: string; f: string; p: string }>(
-    'SELECT id::text AS id, like_count AS l, favorite_count AS f, play_count AS p FROM videos ORDER BY id',
+    'SELECT id::text AS id, like_count AS l, favorite_count AS f, play_count AS p FROM items ORDER BY id',
   )
   return Object.fromEntries(rows.map((r) => [r.id, [Number(r.l), Number(r.f), Number(r.p)]]))
 }

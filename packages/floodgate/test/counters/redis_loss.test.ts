@@ -32,7 +32,7 @@ type Triple = [number, number, number]
 
 async function dbCounts(): Promise<Map<string, Triple>> {
   const { rows } = await schema.db.query<{ id: string; l: string; f: string; p: string }>(
-    'SELECT id::text AS id, like_count AS l, favorite_count AS f, play_count AS p FROM videos',
+    'SELECT id::text AS id, like_count AS l, favorite_count AS f, play_count AS p FROM items',
   )
   return new Map(rows.map((r) => [r.id, [Number(r.l), Number(r.f), Number(r.p)] as Triple]))
 }
@@ -67,7 +67,7 @@ describe('Redis loses its data mid-run (FLUSHALL)', () => {
       for (const [id, counts] of now) {
         const before = previous.get(id)!
         counts.forEach((c, i) => {
-          if (c < before[i]!) decreases.push(`video ${id} column ${i}: ${before[i]} -> ${c}`)
+          if (c < before[i]!) decreases.push(`item ${id} column ${i}: ${before[i]} -> ${c}`)
         })
       }
       previous = now

@@ -45,10 +45,10 @@ function play(video: number, id: string, viewer = 'u1'): InteractionEvent {
 async function state(video: number) {
   const { rows } = await schema.pool.query(
     `SELECT like_count, favorite_count, play_count,
-       (SELECT count(*) FROM video_likes WHERE video_id = $1) AS likes,
-       (SELECT count(*) FROM video_favorites WHERE video_id = $1) AS favorites,
-       (SELECT count(*) FROM video_plays WHERE video_id = $1) AS plays
-     FROM videos WHERE id = $1`,
+       (SELECT count(*) FROM item_likes WHERE item_id = $1) AS likes,
+       (SELECT count(*) FROM item_favorites WHERE item_id = $1) AS favorites,
+       (SELECT count(*) FROM item_plays WHERE item_id = $1) AS plays
+     FROM items WHERE id = $1`,
     [video],
   )
   return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)]))
@@ -81,7 +81,7 @@ describe('batch apply (test 2)', () => {
       plays: 2,
     })
     const { rows } = await schema.pool.query(
-      'SELECT user_id::int, active FROM interaction_watermarks WHERE kind = 1 AND video_id = 1 ORDER BY user_id',
+      'SELECT user_id::int, active FROM interaction_watermarks WHERE kind = 1 AND item_id = 1 ORDER BY user_id',
     )
     expect(rows).toEqual([
       { user_id: 1, active: true },
@@ -153,9 +153,7 @@ describe('batch apply (test 2)', () => {
   it('skips events for videos missing from the database, counts untouched', async () => {
     const result = await applier.apply(schema.db, [like(999, 1, true), play(999, '11-0')])
     expect(result).toMatchObject({ advanced: 0, likesAdded: 0, playsAdded: 0 })
-    const { rows } = await schema.pool.query(
-      'SELECT count(*)::int AS n FROM video_likes WHERE video_id = 999',
-    )
+    const { rows } = await schema.pool.query('SELECT count(*)::int AS n FROM item_likes WHERE item_id = 999')
     expect(rows[0].n).toBe(0)
   })
 

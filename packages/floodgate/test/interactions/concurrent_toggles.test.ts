@@ -49,7 +49,7 @@ async function clickFromTwoProcesses(video: string, users: [number, number], act
 
 async function dbState(video: string) {
   const { rows } = await schema.pool.query(
-    'SELECT like_count::int AS count, (SELECT count(*)::int FROM video_likes WHERE video_id = $1) AS rows FROM videos WHERE id = $1',
+    'SELECT like_count::int AS count, (SELECT count(*)::int FROM item_likes WHERE item_id = $1) AS rows FROM items WHERE id = $1',
     [video],
   )
   return rows[0] as { count: number; rows: number }

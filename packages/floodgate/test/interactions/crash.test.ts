@@ -125,7 +125,7 @@ async function scenario(ops: number, stableConsumer: boolean) {
     if (orphaned > 0) expect(claimed.reduce((a, b) => a + b, 0) + watcher.stats.claimed).toBeGreaterThan(0)
 
     expect(await compareRedisWithDatabase(redis, schema.pool, keys, VIDEOS)).toEqual([])
-    const { rows } = await schema.pool.query('SELECT event_id FROM video_plays')
+    const { rows } = await schema.pool.query('SELECT event_id FROM item_plays')
     const logged = rows.map((r: { event_id: string }) => r.event_id).sort()
     expect(logged.length).toBe(playIds.length)
     expect(logged).toEqual([...playIds].sort())

@@ -144,7 +144,7 @@ describe('PostgreSQL outage and poison events (test 4)', () => {
 
     expect(errors.some((m) => /terminat|not permitted|Connection/i.test(m))).toBe(true)
     expect(await compareRedisWithDatabase(redis, schema.pool, ix.keys, VIDEOS)).toEqual([])
-    const { rows } = await schema.pool.query('SELECT event_id FROM video_plays ORDER BY event_id')
+    const { rows } = await schema.pool.query('SELECT event_id FROM item_plays ORDER BY event_id')
     expect(rows.map((r: { event_id: string }) => r.event_id)).toEqual([...playIds].sort())
 
     const letters = [
@@ -167,8 +167,8 @@ describe('PostgreSQL outage and poison events (test 4)', () => {
 
 async function countRows() {
   const { rows } = await schema.pool.query(
-    `SELECT (SELECT count(*) FROM video_likes)::int AS likes, (SELECT count(*) FROM video_favorites)::int AS favs,
-      (SELECT count(*) FROM video_plays)::int AS plays, (SELECT sum(like_count)::int FROM videos) AS like_count`,
+    `SELECT (SELECT count(*) FROM item_likes)::int AS likes, (SELECT count(*) FROM item_favorites)::int AS favs,
+      (SELECT count(*) FROM item_plays)::int AS plays, (SELECT sum(like_count)::int FROM items) AS like_count`,
   )
   return rows[0]
 }

@@ -15,7 +15,7 @@ import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.
 import { waitDrained } from './drain.js'
 
 // The engine counts any item, not only videos: articles with their own table, columns and
-// detail tables, schema-qualified, and no table of the video defaults anywhere.
+// detail tables, schema-qualified, and no table of the defaults anywhere.
 const redis = testRedisClient()
 const prefix = uniquePrefix('ix-items')
 let schema: PgTestSchema

@@ -9,6 +9,7 @@ import {
   Interactions,
   InvalidArgumentError,
   interactionLayout,
+  interactionSchemaSql,
   pgPoolDatabase,
 } from '../../src/index.js'
 import { schemaPool } from '../support/pg_schema.js'
@@ -38,6 +39,28 @@ describe('interactionLayout', () => {
     const clips = interactionLayout({ prefix, tables: { items: { table: 'app.clips' } } }).tables
     expect(clips.items).toEqual({ ...defaultInteractionTables.items, table: 'app.clips' })
     expect(Object.isFrozen(clips.items)).toBe(true)
+  })
+
+  it('defaults to names of no particular item; the DDL and its index names follow them', () => {
+    expect(defaultInteractionTables).toEqual({
+      items: {
+        table: 'items',
+        id: 'id',
+        likeCount: 'like_count',
+        favoriteCount: 'favorite_count',
+        playCount: 'play_count',
+      },
+      itemIdColumn: 'item_id',
+      likes: 'item_likes',
+      favorites: 'item_favorites',
+      plays: 'item_plays',
+      watermarks: 'interaction_watermarks',
+    })
+    const ddl = interactionSchemaSql().join('\n')
+    expect(ddl).not.toMatch(/video/)
+    for (const index of ['"item_likes_user_idx"', '"item_favorites_user_idx"', '"item_plays_item_idx"'])
+      expect(ddl).toContain(`CREATE INDEX IF NOT EXISTS ${index}`)
+    expect(ddl).toContain('ALTER TABLE "items"')
   })
 
   it('refuses a bad field by name', () => {

@@ -49,7 +49,7 @@ describe('play dedupe (test 6)', () => {
     const { rows } = await schema.pool.query(
       `SELECT v.id::int AS id, v.play_count::int AS count, count(p.event_id)::int AS rows,
         count(DISTINCT p.viewer)::int AS viewers
-       FROM videos v LEFT JOIN video_plays p ON p.video_id = v.id WHERE v.id IN (3, 4) GROUP BY v.id ORDER BY v.id`,
+       FROM items v LEFT JOIN item_plays p ON p.item_id = v.id WHERE v.id IN (3, 4) GROUP BY v.id ORDER BY v.id`,
     )
     expect(rows).toEqual([
       { id: 3, count: 4, rows: 4, viewers: 3 },

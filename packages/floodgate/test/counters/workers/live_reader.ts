@@ -16,7 +16,7 @@ const live = new LiveCounts({
   fallback: async (ids) => {
     fallbackCalls++
     const { rows } = await sql.query<{ id: string; l: number }>(
-      'SELECT id::text AS id, like_count::int AS l FROM videos WHERE id = ANY($1::bigint[])',
+      'SELECT id::text AS id, like_count::int AS l FROM items WHERE id = ANY($1::bigint[])',
       [ids],
     )
     return new Map(rows.map((r): [string, FallbackCounts] => [r.id, { likes: r.l, favorites: 0, plays: 0 }]))

@@ -39,9 +39,7 @@ while (Date.now() < end) {
   } else {
     if (!read.ok) staleReasons[read.reason] = (staleReasons[read.reason] ?? 0) + 1
     try {
-      const { rows } = await sql.query('SELECT id, like_count FROM videos WHERE id = ANY($1::bigint[])', [
-        ids,
-      ])
+      const { rows } = await sql.query('SELECT id, like_count FROM items WHERE id = ANY($1::bigint[])', [ids])
       if (rows.length === ids.length) served.db++
       else served.failed++
     } catch {
