@@ -202,6 +202,29 @@ describe('leased mode while Redis is down', () => {
     }
   })
 
+  it('gives back the slice of a lease call answered after its decision fell back', async () => {
+    const server = await PrivateRedis.start()
+    // the client waits 5 s; the limiter's deadline (50 ms of idle loop) is what gives up
+    const client = createRedisClient(server.url, { commandTimeoutMs: 5000 })
+    client.on('error', () => {})
+    const admin = new Redis(server.port, '127.0.0.1')
+    try {
+      await new Promise((resolve) => client.once('ready', resolve))
+      const limiter = leased({ redis: client, timeoutMs: 50 })
+      const counter = rateLimitKeys(keySpace, limiter.policy, 'late')[0]!
+      await admin.client('PAUSE', 300, 'ALL') // a stalled Redis: the script runs when it resumes
+      const during = await limiter.limit('late')
+      expect([during.allowed, during.source]).toEqual([false, 'failClosed'])
+      await sleep(600)
+      // the slice of 25 reserved after the pause went back: the quota is whole again
+      expect(Number((await admin.get(counter)) ?? '0')).toBe(0)
+    } finally {
+      admin.disconnect()
+      client.disconnect()
+      await server.destroy()
+    }
+  })
+
   it('keeps admitting from a slice taken before the outage, then falls back', async () => {
     const client: RedisClient = await readyProductionClient()
     const limiter = leased({ redis: client, timeoutMs: 50 })

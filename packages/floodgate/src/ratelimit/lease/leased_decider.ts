@@ -148,6 +148,7 @@ export class LeasedDecider {
     const giveBack = old !== undefined && old.left > 0 ? old.left : 0
     const giveBackIndex = giveBack > 0 ? (old as Lease).windowIndex : -1
     let settle: (error: StoreUnavailableError | undefined) => void = () => {}
+    let call: Promise<LeaseReply> | undefined
     this.pending.set(
       key,
       new Promise((resolve) => {
@@ -157,13 +158,21 @@ export class LeasedDecider {
     try {
       const { redis, deadline, what } = this.options
       const sentAt = performance.now()
+      call = this.call(redis, key, cost, giveBack, giveBackIndex)
+      const sent = call
       const reply = await inSpan('floodgate.ratelimit.decide', this.spanAttributes, () =>
-        withinDeadline(this.call(redis, key, cost, giveBack, giveBackIndex), deadline, what),
+        withinDeadline(sent, deadline, what),
       )
       const result = this.apply(key, cost, reply, sentAt)
       settle(undefined)
       return result
     } catch (error) {
+      // past the deadline the script may still run (a stalled Redis resumes): its slice would sit
+      // reserved until the window ends, refusing others, so it goes back as soon as it is known
+      call?.then(
+        (late) => this.giveBackLate(key, late),
+        () => {},
+      )
       settle(error instanceof StoreUnavailableError ? error : undefined)
       throw error
     } finally {
@@ -199,6 +208,13 @@ export class LeasedDecider {
       endsAt: sentAt + (windowEndMs - reply.nowMs),
     })
     return answer
+  }
+
+  /** Gives back the whole slice of a lease call whose reply came after its decision was answered without it. */
+  private giveBackLate(key: string, late: LeaseReply): void {
+    if (!late.granted || late.slice <= 0) return
+    const { redis, deadline, what } = this.options
+    withinDeadline(this.call(redis, key, 0, late.slice, late.windowIndex), deadline, what).catch(() => {})
   }
 
   /** Gives a live slice's unused units back (a lease call of cost 0); resolves with the units sent. */
