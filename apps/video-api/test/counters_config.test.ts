@@ -7,6 +7,7 @@ describe('counters config', () => {
     const config = loadConfig({
       env: {
         ADMIN_USER_IDS: '7, 9',
+        // values that differ from the defaults, to see each one carried through (nothing waits on them)
         REDIS_COMMAND_TIMEOUT_MS: '80',
         REDIS_MAX_WAIT_MS: '3000',
         COUNTS_MAX_AGE_MS: '500',

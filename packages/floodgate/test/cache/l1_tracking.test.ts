@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import type { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -33,7 +34,7 @@ let caches = 0
 
 /** A cache on its own client; `tracking` true: its L1 kept by a ClientTracking (named `name`). */
 async function cacheWith(options: { tracking: boolean; ttlMs: number; name?: string }) {
-  const client = createRedisClient(server.url, { commandTimeoutMs: 1000 })
+  const client = createRedisClient(server.url) // floodgate's defaults
   client.on('error', () => undefined)
   const tracking = options.tracking
     ? new ClientTracking(client, { connectionName: options.name ?? 'l1-test' })
@@ -55,16 +56,6 @@ async function cacheWith(options: { tracking: boolean; ttlMs: number; name?: str
   const outcomes: CacheOutcome[] = []
   cache.events.on('outcome', (e) => outcomes.push(e.outcome))
   return { cache, tracking, outcomes }
-}
-
-/** Polls until `condition` holds; returns the ms it took. */
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<number> {
-  const started = performance.now()
-  while (!condition()) {
-    if (performance.now() - started > timeoutMs) throw new Error('condition not met in time')
-    await sleep(1)
-  }
-  return performance.now() - started
 }
 
 const valueKey = (prefix: string, key: string) => `${prefix}:c:t:{${key}}`

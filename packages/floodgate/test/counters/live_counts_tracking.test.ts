@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -34,15 +34,6 @@ async function trackedLayer(url = f.server.url, options: Partial<LiveCountsOptio
   made.push({ live, tracking, client })
   expect(await tracking.whenEstablished(5_000)).toBe(true)
   return { live, tracking, client }
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<number> {
-  const start = performance.now()
-  while (!(await condition())) {
-    if (performance.now() - start > timeoutMs) throw new Error('condition not met in time')
-    await sleep(1)
-  }
-  return performance.now() - start
 }
 
 async function likes(live: LiveCounts, id = '1'): Promise<number | undefined> {

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ClientTracking, floodgateRedisOptions } from '../../src/index.js'
@@ -29,14 +30,6 @@ function heardBy(tracking: ClientTracking): (readonly string[] | null)[] {
 async function idsNamed(name: string): Promise<string[]> {
   const list = (await admin.client('LIST')) as string
   return [...list.matchAll(/^id=(\d+) .* name=(\S+) /gm)].filter((m) => m[2] === name).map((m) => m[1]!)
-}
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await sleep(2)
-  }
 }
 
 beforeAll(async () => {
@@ -121,7 +114,7 @@ describe('ClientTracking', () => {
     const [id] = await idsNamed('floodgate-tracking:invalidate')
     // CLIENT PAUSE holds every client's commands, the PINGs included, but keeps connections open
     await admin.call('CLIENT', 'PAUSE', '400', 'ALL')
-    await until(() => tracking.stats.heartbeatFailures > 0, 3_000)
+    await until(() => tracking.stats.heartbeatFailures > 0, { timeoutMs: 3_000 })
     expect(tracking.established).toBe(false)
     expect(await tracking.whenEstablished(5_000)).toBe(true)
     expect(await idsNamed('floodgate-tracking:invalidate')).not.toContain(id)
@@ -142,13 +135,13 @@ describe('ClientTracking', () => {
     const generation = tracking.generation
     const pausedAt = performance.now()
     await admin.call('CLIENT', 'PAUSE', '900', 'ALL')
-    await until(() => !tracking.established, 2_000)
+    await until(() => !tracking.established, { timeoutMs: 2_000 })
     const silentAfterMs = performance.now() - pausedAt
     expect(silentAfterMs).toBeLessThan(900)
     expect(tracking.state).toBe('established')
     expect(tracking.recovering).toBe(true)
     expect(tracking.begin(['k'])).toBeUndefined()
-    await until(() => tracking.established, 3_000)
+    await until(() => tracking.established, { timeoutMs: 3_000 })
     expect(tracking.generation).toBe(generation)
     expect(tracking.stats.losses).toBe(0)
   })
