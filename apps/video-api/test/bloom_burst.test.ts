@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort } from '@floodgate/test-support'
+import { freePort, until } from '@floodgate/test-support'
 import type { FastifyInstance } from 'fastify'
 import { createRedisClient, type RedisClient } from 'floodgate'
 import type { Redis } from 'ioredis'
@@ -60,24 +59,23 @@ async function commandCalls(): Promise<Record<string, number>> {
   return calls
 }
 
-async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await sleep(50)
-  }
-}
+/** until()'s options here: each check asks Redis or /metrics, so a 50 ms poll; 30 s for the start rebuild. */
+const poll = { timeoutMs: 30_000, everyMs: 50 }
 
 describe('a burst of GETs of missing ids', () => {
   it(`${BURST} at once: all 404, no database query, no negative key, a handful of Redis commands`, async () => {
     const owner = await registerUser(app, 'burst_owner')
     const video = await createVideo(app, owner.auth)
     // the start rebuild built the filter; a replica, where the app has one, has loaded it
-    await until(async () => (await redis.keys(`${prefix}:bloom:*:meta`)).length === 1)
+    await until(async () => (await redis.keys(`${prefix}:bloom:*:meta`)).length === 1, poll)
     await until(
       async () => (await redis.hget((await redis.keys(`${prefix}:bloom:*:meta`))[0]!, 'ready')) !== null,
+      poll,
     )
-    await until(async () => !/^floodgate_bloom_replica_state\{filter="videos"\} [02]$/m.test(await metrics()))
+    await until(
+      async () => !/^floodgate_bloom_replica_state\{filter="videos"\} [02]$/m.test(await metrics()),
+      poll,
+    )
     expect((await app.inject({ method: 'GET', url: `/videos/${video.id}` })).statusCode).toBe(200)
 
     const queriesBefore = await dbQueries()

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config/index.js'
@@ -16,13 +17,8 @@ afterEach(async () => {
   t = undefined
 })
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(10)
-  }
-}
+/** until()'s options here, with `what` it waits for: a 10 ms poll, 10 s for a loaded machine. */
+const poll = (what: string) => ({ what, timeoutMs: 10_000, everyMs: 10 })
 
 async function metric(app: FastifyInstance, series: string): Promise<number> {
   const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
@@ -95,9 +91,9 @@ describe.skipIf(testDbKind === 'pglite')('database guard, PostgreSQL held (serve
     // GET /me/likes reads video_likes: held in PostgreSQL, it fills the guard's slots, then its queue.
     lock = await lockTable(t.database.schema!, 'video_likes')
     const held = [1, 2].map(() => app.inject({ method: 'GET', url: '/me/likes', headers: owner.auth }))
-    await until('2 reads stuck in PostgreSQL', async () => (await lock!.waiting()) === 2)
+    await until(async () => (await lock!.waiting()) === 2, poll('2 reads stuck in PostgreSQL'))
     const queued = app.inject({ method: 'GET', url: '/me/likes', headers: owner.auth })
-    await until('1 read queued', () => guard.queued === 1)
+    await until(() => guard.queued === 1, poll('1 read queued'))
 
     for (const url of [`/videos/${video.id}`, `/users/${owner.userId}/videos`, '/me/likes']) {
       const started = performance.now()
@@ -162,7 +158,7 @@ describe.skipIf(testDbKind === 'pglite')('database guard, PostgreSQL held (serve
     }
     lock = await lockTable(t.database.schema!, 'videos')
     const reads = ids.map((id) => app.inject({ method: 'GET', url: `/videos/${id}` }))
-    await until('reads stuck in PostgreSQL', async () => (await lock!.waiting()) >= maxConcurrent)
+    await until(async () => (await lock!.waiting()) >= maxConcurrent, poll('reads stuck in PostgreSQL'))
     // Sampled for a while: the others wait in the guard, not in PostgreSQL or the pool.
     const samples: number[] = []
     for (let i = 0; i < 30; i++) {
@@ -170,7 +166,7 @@ describe.skipIf(testDbKind === 'pglite')('database guard, PostgreSQL held (serve
       await sleep(15)
     }
     expect(Math.max(...samples)).toBe(maxConcurrent)
-    await until('every read at the guard', () => guard.inFlight + guard.queued === ids.length)
+    await until(() => guard.inFlight + guard.queued === ids.length, poll('every read at the guard'))
     expect(await lock.waiting()).toBe(maxConcurrent)
     expect([guard.inFlight, guard.queued]).toEqual([maxConcurrent, ids.length - maxConcurrent])
     await lock.release()

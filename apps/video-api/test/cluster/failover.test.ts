@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort, TEST_DATABASE_URL } from '@floodgate/test-support'
+import { freePort, TEST_DATABASE_URL, until } from '@floodgate/test-support'
 import { InteractionKeys } from 'floodgate'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
@@ -120,14 +120,8 @@ async function waitReady(instance: Instance): Promise<void> {
   throw new Error(`instance on ${instance.port} not ready: ${instance.output()}`)
 }
 
-/** Polls `check` every 50 ms until it holds; throws naming `what` after `timeoutMs`. */
-async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await sleep(50)
-  }
-}
+/** until()'s options here: the checks ask Redis or the load's records, a 50 ms poll. */
+const poll = (what: string, timeoutMs: number) => ({ what, timeoutMs, everyMs: 50 })
 
 interface Answer {
   status: number // 0 = no HTTP answer (connection error, client timeout)
@@ -280,7 +274,7 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
       writes.filter((w) => w.acked && w.onVictim === victimSide && w.atMs > afterMs).length
 
     try {
-      await until('writes acknowledged before the kill', 30_000, () => ackedOn(true, 0) >= 15)
+      await until(() => ackedOn(true, 0) >= 15, poll('writes acknowledged before the kill', 30_000))
       const killedAt = Date.now() - t0
       await cluster.kill(victim)
       await cluster.waitForOk(30_000)
@@ -292,25 +286,28 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
 
       // the killed node comes back empty and becomes the new master's replica
       await cluster.restart(victim)
-      await until('the restarted node to sync as a replica', 30_000, async () => {
+      const syncedAsReplica = async () => {
         const admin = new Redis(victim, '127.0.0.1', { maxRetriesPerRequest: 0, lazyConnect: true })
         admin.on('error', () => {})
         const info = await admin.info('replication').catch(() => '')
         admin.disconnect()
         return info.includes('role:slave') && info.includes('master_link_status:up')
-      })
+      }
+      await until(syncedAsReplica, poll('the restarted node to sync as a replica', 30_000))
       const replicaAt = Date.now() - t0
       await until(
-        'writes acknowledged on the failed-over shard',
-        30_000,
         () => ackedOn(true, replicaAt) >= 15,
+        poll('writes acknowledged on the failed-over shard', 30_000),
       )
-      await until('more reads after the failover', 30_000, () => reads.some((r) => r.atMs > replicaAt + 500))
+      await until(
+        () => reads.some((r) => r.atMs > replicaAt + 500),
+        poll('more reads after the failover', 30_000),
+      )
       running = false
       await loops
 
       // ---- the flush drains every partition stream
-      await until('the flush to drain', 60_000, async () => {
+      const flushDrained = async () => {
         for (const p of keys.allPartitions()) {
           const stream = keys.stream(p)
           if ((await redis!.exists(stream)) === 0) continue
@@ -323,7 +320,8 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
           if (String(group[group.indexOf('last-delivered-id') + 1]) !== last) return false
         }
         return true
-      })
+      }
+      await until(flushDrained, poll('the flush to drain', 60_000))
 
       // ---- PostgreSQL holds the last acknowledged state of every (kind, user, video)
       const rows = async (table: string) =>

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomLifecycle, type BloomLifecycleEvent, KeySpace } from '../../src/index.js'
 import { chunks, range } from '../support/items.js'
@@ -45,13 +46,8 @@ async function* failing(): AsyncIterable<string[]> {
   throw new Error('source down')
 }
 
-async function until(test: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`)
-    await sleep(10)
-  }
-}
+/** until()'s options here: a 10 ms poll (retries run 20-80 ms apart), its default 5 s bound. */
+const poll = { everyMs: 10 }
 
 afterAll(async () => {
   for (const kept of lifecycles) kept.close()
@@ -104,8 +100,8 @@ describe('BloomLifecycle', () => {
     expect(kept.trust).toBe('bypassed')
     expect(kept.rebuilding).toBe('retrying')
     // the loop's rebuild (on the healthy connection) restores trust
-    await until(() => kept.trust === 'trusted')
-    await until(() => kept.rebuilding === 'idle')
+    await until(() => kept.trust === 'trusted', poll)
+    await until(() => kept.rebuilding === 'idle', poll)
     expect(events.filter((e) => e.type === 'rebuilt').length).toBe(2)
   })
 
@@ -125,15 +121,15 @@ describe('BloomLifecycle', () => {
     for (const key of [meta, ...shards]) await redis.del(key) // shards live in different slots on a cluster
     expect(await probe.readyGeneration()).toBe(null)
     expect(await probe.mightContain(['x'])).toEqual([true]) // "not ready": fails open
-    await until(() => events.some((e) => e.type === 'missing'))
-    await until(() => events.filter((e) => e.type === 'rebuilt').length === 2)
+    await until(() => events.some((e) => e.type === 'missing'), poll)
+    await until(() => events.filter((e) => e.type === 'rebuilt').length === 2, poll)
     expect(await probe.readyGeneration()).not.toBe(null)
   })
 
   it('close stops the retry loop', async () => {
     const { kept, reads } = lifecycle([], { failFirst: 1_000 })
     const started = kept.start()
-    await until(() => reads() >= 2)
+    await until(() => reads() >= 2, poll)
     kept.close()
     await started
     const after = reads()

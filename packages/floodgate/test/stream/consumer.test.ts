@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import { Registry } from 'prom-client'
 import { afterAll, describe, expect, it } from 'vitest'
 import { LuaScript } from '../../src/redis/lua_script.js'
@@ -52,13 +53,8 @@ function consumer(
   return c
 }
 
-async function until(check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time')
-    await sleep(20)
-  }
-}
+/** until()'s options here: several checks ask Redis, so a 20 ms poll; 10 s for a loaded machine. */
+const poll = { timeoutMs: 10_000, everyMs: 20 }
 
 describe('stream ids', () => {
   it('compare numerically by ms then seq', () => {
@@ -146,10 +142,10 @@ describe('StreamGroupConsumer', () => {
     })
     c.start()
     await add(source.stream, 30)
-    await until(() => seen.length === 30)
+    await until(() => seen.length === 30, poll)
     expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => String(i)))
     expect(c.stats.claimed).toBe(0)
-    await until(async () => (await c.maintain()).pending === 0)
+    await until(async () => (await c.maintain()).pending === 0, poll)
     const lag = await c.maintain()
     expect(lag.length).toBeLessThanOrEqual(1)
   })
@@ -166,11 +162,11 @@ describe('StreamGroupConsumer', () => {
     })
     c.start()
     await add(source.stream, 2)
-    await until(() => seen.length === 2)
+    await until(() => seen.length === 2, poll)
     await redis.del(source.stream) // the stream and its group are gone
     await sleep(150)
     await add(source.stream, 3, (i) => ['i', `new${i}`])
-    await until(() => seen.length === 5)
+    await until(() => seen.length === 5, poll)
     expect(seen.slice(2)).toEqual(['new0', 'new1', 'new2'])
   })
 
@@ -189,11 +185,11 @@ describe('StreamGroupConsumer', () => {
       },
     })
     c.start()
-    await until(() => seen.length === 4)
+    await until(() => seen.length === 4, poll)
     expect(seen).toEqual([ids[0], ids[2], ids[3], ids[4]])
     expect(c.stats.claimed).toBe(4)
     expect(c.stats.deletedWhilePending).toBe(1)
-    await until(async () => (await c.maintain()).pending === 0)
+    await until(async () => (await c.maintain()).pending === 0, poll)
   })
 
   it('retries a transient failure with backoff, unacknowledged, then applies', async () => {
@@ -211,7 +207,7 @@ describe('StreamGroupConsumer', () => {
     })
     c.start()
     await add(source.stream, 3)
-    await until(() => applied.length === 3)
+    await until(() => applied.length === 3, poll)
     expect(c.stats.transientFailures).toBe(3)
     expect(((await redis.xpending(source.stream, 'g')) as unknown[])[0]).toBe(0)
   })
@@ -235,15 +231,15 @@ describe('StreamGroupConsumer', () => {
     })
     const ids = await add(source.stream, 9, (i) => ['i', i === 4 ? 'poison' : String(i)])
     c.start()
-    await until(() => applied.size === 8)
-    await until(async () => (await redis.xlen(source.deadLetter)) === 1)
+    await until(() => applied.size === 8, poll)
+    await until(async () => (await redis.xlen(source.deadLetter)) === 1, poll)
     const [letter] = await redis.xrange(source.deadLetter, '-', '+')
     const fields = letter![1]
     expect(fields.slice(0, 4)).toEqual(['i', 'poison', '_id', ids[4]])
     expect(fields[fields.indexOf('_error') + 1]).toContain('bad data')
     expect(fields[fields.indexOf('_deliveries') + 1]).toBe('3')
     expect(c.stats.deadLettered).toBe(1)
-    await until(async () => (await c.maintain()).pending === 0)
+    await until(async () => (await c.maintain()).pending === 0, poll)
     const text = await registry.metrics()
     expect(text).toMatch(/floodgate_stream_dead_lettered_total\{group="g"\} 1/)
     expect(text).toMatch(/floodgate_stream_applied_total\{group="g"\} 8/)
@@ -261,7 +257,7 @@ describe('StreamGroupConsumer', () => {
     })
     await add(source.stream, 2)
     c.start()
-    await until(async () => (await redis.xlen(source.deadLetter)) === 2)
+    await until(async () => (await redis.xlen(source.deadLetter)) === 2, poll)
     expect(c.stats.rejected).toBe(2)
     expect(c.stats.deadLettered).toBe(2)
   })
@@ -313,12 +309,12 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
     a.start()
     b.start()
     // both see two members: a takes streams 0 and 2, b takes 1 and 3 (members sorted by name)
-    await until(() => a.assignedStreams.length === 2 && b.assignedStreams.length === 2)
+    await until(() => a.assignedStreams.length === 2 && b.assignedStreams.length === 2, poll)
     expect(a.assignedStreams).toEqual([sources[0]!.stream, sources[2]!.stream])
     expect(b.assignedStreams).toEqual([sources[1]!.stream, sources[3]!.stream])
     expect([a.liveMembers, b.liveMembers]).toEqual([2, 2])
     for (const [i, s] of sources.entries()) await add(s.stream, 5, (k) => ['i', `${i}:${k}`])
-    await until(() => applied.length === 20)
+    await until(() => applied.length === 20, poll)
     // every stream was applied by exactly its owner: no two consumers worked on the same partition
     expect(sources.map((s) => [...(readBy.get(s.stream) ?? [])])).toEqual([
       ['member-a'],
@@ -328,14 +324,14 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
     ])
     // a leaves the member set on stop; b takes every stream at its next heartbeat
     await a.stop()
-    await until(() => b.assignedStreams.length === 4)
+    await until(() => b.assignedStreams.length === 4, poll)
     expect(b.liveMembers).toBe(1)
     readBy.clear()
     for (const [i, s] of sources.entries()) await add(s.stream, 3, (k) => ['i', `${i}:late${k}`])
-    await until(() => applied.length === 32)
+    await until(() => applied.length === 32, poll)
     expect(sources.every((s) => [...(readBy.get(s.stream) ?? [])].join() === 'member-b')).toBe(true)
     expect(new Set(applied).size).toBe(32)
-    for (const s of sources) await until(async () => (await redis.xpending(s.stream, 'g'))[0] === 0)
+    for (const s of sources) await until(async () => (await redis.xpending(s.stream, 'g'))[0] === 0, poll)
   })
 
   it('reads a stalled member’s streams too once their new entries wait helpAfterMs, long before its TTL', async () => {
@@ -376,19 +372,19 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
     })
     stuck.start()
     helper.start()
-    await until(() => stuck.assignedStreams.length === 1 && helper.assignedStreams.length === 1)
+    await until(() => stuck.assignedStreams.length === 1 && helper.assignedStreams.length === 1, poll)
     expect(stuck.assignedStreams).toEqual([sources[0]!.stream])
     await add(sources[0]!.stream, 1, () => ['i', 'first'])
-    await until(() => byStuck.length === 1) // a-stuck holds 'first' and hangs
+    await until(() => byStuck.length === 1, poll) // a-stuck holds 'first' and hangs
     expect(helper.helpingStreams).toEqual([])
     await add(sources[0]!.stream, 3, (k) => ['i', `later${k}`])
-    await until(() => byHelper.length === 3)
+    await until(() => byHelper.length === 3, poll)
     expect(byHelper).toEqual(['later0', 'later1', 'later2'])
     expect(byStuck).toEqual(['first'])
     release()
     // caught up: the helper stops reading stream 0 at its next maintenance round
-    await until(() => helper.helpingStreams.length === 0)
-    for (const s of sources) await until(async () => (await redis.xpending(s.stream, 'g'))[0] === 0)
+    await until(() => helper.helpingStreams.length === 0, poll)
+    for (const s of sources) await until(async () => (await redis.xpending(s.stream, 'g'))[0] === 0, poll)
   })
 
   it('drops a member silent for memberTtlMs and gives its streams to the live ones', async () => {
@@ -409,11 +405,11 @@ describe('StreamGroupConsumer partition assignment (membersKey)', () => {
       },
     })
     c.start()
-    await until(() => c.assignedStreams.length === 2)
+    await until(() => c.assignedStreams.length === 2, poll)
     expect(await redis.zrange(membersKey, '0', '-1')).toEqual(['alive'])
     await add(sources[0]!.stream, 1)
     await add(sources[1]!.stream, 1)
-    await until(() => seen.length === 2)
+    await until(() => seen.length === 2, poll)
     expect(seen.sort()).toEqual([sources[0]!.stream, sources[1]!.stream].sort())
   })
 })

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { floodgateRedisOptions } from '../../src/redis/index.js'
@@ -18,13 +19,8 @@ afterAll(async () => {
   await server.destroy()
 })
 
-async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time')
-    await sleep(25)
-  }
-}
+/** until()'s options here: 15 s covers the consumer's reconnection after a restart. */
+const poll = { timeoutMs: 15_000, everyMs: 25 }
 
 async function add(values: string[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
@@ -58,13 +54,13 @@ describe('StreamGroupConsumer across a Redis restart without persistence', () =>
     })
     consumer.start()
     await add(['a', 'b'])
-    await until(() => seen.length === 2)
+    await until(() => seen.length === 2, poll)
 
     await server.kill()
     await sleep(300)
     await server.start()
     await add(['c', 'd'])
-    await until(() => seen.length === 4)
+    await until(() => seen.length === 4, poll)
     expect(seen).toEqual(['a', 'b', 'c', 'd'])
     expect(errors.length).toBeGreaterThan(0)
     await consumer.stop()
