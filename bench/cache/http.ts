@@ -27,10 +27,9 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { freePort } from '@floodgate/test-support'
+import { freePort, PrivateRedis } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { PrivateRedisServer } from '../scenarios/processes.js'
 import { popularIds } from '../support/popular_ids.js'
 import { processCpuMs } from '../support/process_cpu.js'
 import { TS_NODE_FLAGS } from '../support/spawn_ts.js'
@@ -144,8 +143,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 async function measure(mode: Mode, bareVideo: string) {
   const port = await freePort()
-  const redisServer = mode === 'bare' ? undefined : new PrivateRedisServer(await freePort(), '/dev/null')
-  await redisServer?.start()
+  const redisServer = mode === 'bare' ? undefined : await PrivateRedis.start()
   const profile = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}/${mode}`] : []
   const env: NodeJS.ProcessEnv =
     mode === 'bare'
@@ -234,7 +232,7 @@ async function measure(mode: Mode, bareVideo: string) {
   }
   await stopChild(service)
   redis?.disconnect()
-  await redisServer?.kill()
+  await redisServer?.destroy()
   // the "before" INFO is counted in the "after" reading
   const commands = before.redis && after.redis ? after.redis.total - before.redis.total - 1 : 0
   const topCommands = Object.fromEntries(

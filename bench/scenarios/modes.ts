@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { freePort } from '@floodgate/test-support'
+import { freePort, PrivateRedis } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
-import { PrivateRedisServer, sleep, stop, track, waitFor } from './processes.js'
+import { sleep, stop, track, waitFor } from './processes.js'
 
 /** The three designs every scenario runs side by side. */
 export type ModeName = 'none' | 'legacy' | 'floodgate'
@@ -47,7 +47,7 @@ export const pgUrl = (database: string) => `postgres://postgres@127.0.0.1:5432/$
 
 /** One mode's deployment: its own database (a template copy), its own private Redis, N video-api processes. */
 export class ModeDeployment {
-  readonly redisServer: PrivateRedisServer
+  readonly redisServer: PrivateRedis
   readonly bases: string[] = []
   private children: ChildProcess[] = []
   /** Times the floodgate instances were restarted because their Bloom rebuild at start failed. */
@@ -58,9 +58,9 @@ export class ModeDeployment {
 
   private constructor(
     readonly options: ModeOptions,
-    redisPort: number,
+    redisServer: PrivateRedis,
   ) {
-    this.redisServer = new PrivateRedisServer(redisPort, `${options.logDir}/redis-${options.mode}.log`)
+    this.redisServer = redisServer
     this.profile = options.profile
   }
 
@@ -69,8 +69,8 @@ export class ModeDeployment {
   }
 
   static async start(options: ModeOptions): Promise<ModeDeployment> {
-    const d = new ModeDeployment(options, await freePort())
-    await d.redisServer.start()
+    const logFile = `${options.logDir}/redis-${options.mode}.log`
+    const d = new ModeDeployment(options, await PrivateRedis.start({ logFile, onSpawn: track }))
     d.redis = new Redis(d.redisServer.url, { maxRetriesPerRequest: 1, retryStrategy: () => 200 })
     d.redis.on('error', () => {})
     await d.startInstances()
@@ -209,6 +209,6 @@ export class ModeDeployment {
   async stop(): Promise<void> {
     await Promise.all(this.children.map((c) => stop(c)))
     this.redis?.disconnect()
-    await this.redisServer.stop()
+    await this.redisServer.destroy()
   }
 }

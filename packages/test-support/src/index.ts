@@ -1,5 +1,6 @@
 export { dropSchema, TEST_DATABASE_URL } from './pg_schema.js'
 export { freePort } from './ports.js'
+export { PRIVATE_REDIS_DEFAULTS, PrivateRedis, type PrivateRedisOptions } from './private_redis.js'
 export { deleteByPrefix, forEachKeyPage, type KeyScanner, uniquePrefix } from './redis_keys.js'
 export { parseSeeds, TEST_REDIS_CLUSTER_NODES, TEST_REDIS_URL } from './targets.js'
 export { until } from './until.js'

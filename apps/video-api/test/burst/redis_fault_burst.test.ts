@@ -9,6 +9,7 @@
 // the cluster pass: it kills its own single-node Redis; a cluster node's loss is a failover,
 // tested by test/cluster/failover.test.ts.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { PrivateRedis } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fields } from '../../src/config/fields.js'
@@ -18,21 +19,6 @@ import { testDbKind } from '../support/database.js'
 import { sampleActiveBackends } from '../support/pg_load.js'
 import { TEST_REDIS_CLUSTER_NODES } from '../support/redis.js'
 import { isAlive } from '../support/service_processes.js'
-
-/**
- * The library's PrivateRedis (packages/floodgate/test/support/redis_server.ts), the subset used
- * here; imported at run time (video-api's tsconfig does not type-check another package's files).
- */
-interface PrivateRedis {
-  readonly url: string
-  readonly port: number
-  kill(): Promise<void>
-  destroy(): Promise<void>
-}
-const redisServerModule = new URL(
-  '../../../../packages/floodgate/test/support/redis_server.ts',
-  import.meta.url,
-)
 
 const INSTANCES = 3
 const IN_FLIGHT = 300
@@ -55,9 +41,6 @@ let burst: BurstService | undefined
 
 beforeAll(async () => {
   if (skip) return
-  const { PrivateRedis } = (await import(redisServerModule.href)) as {
-    PrivateRedis: { start(): Promise<PrivateRedis> }
-  }
   server = await PrivateRedis.start()
   redis = new Redis(server.url, { maxRetriesPerRequest: 1 })
   redis.on('error', () => {}) // the test kills the server: connection errors are expected

@@ -31,7 +31,7 @@ function clientOn(port: number): RedisClient {
 /** A private Redis started on `port` after `delayMs`. */
 async function startLate(port: number, delayMs: number): Promise<PrivateRedis> {
   await sleep(delayMs)
-  const server = await PrivateRedis.startOn(port)
+  const server = await PrivateRedis.start({ port })
   cleanups.push(() => server.destroy())
   return server
 }
