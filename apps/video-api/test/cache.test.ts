@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { VideoCacheSettings } from '../src/cache/settings.js'
 import type { VideoReader } from '../src/videos/reader.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
-import { testRedisClient } from './support/redis.js'
+import { plainTestRedisClient } from './support/redis.js'
 
 /** Counts the reads that reach the SQL reader (= database queries of the read path). */
 function counting(reader: VideoReader) {
@@ -30,7 +30,7 @@ interface CachedApp {
   prefix: string
 }
 
-const redis = testRedisClient()
+const redis = plainTestRedisClient()
 const testApps: TestApp[] = []
 
 async function cachedApp(label: string, cache: VideoCacheSettings): Promise<CachedApp> {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { freePort } from '@floodgate/test-support'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropSchema, testDbKind, uniqueSchema } from './support/database.js'
-import { deleteByPrefix, testRedisClient } from './support/redis.js'
+import { deleteByPrefix, plainTestRedisClient } from './support/redis.js'
 import { serviceEnv } from './support/service_env.js'
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url))
@@ -21,7 +21,7 @@ const children: ChildProcess[] = []
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
-  const redis = testRedisClient()
+  const redis = plainTestRedisClient()
   await deleteByPrefix(redis, `${redisPrefix}:`)
   redis.disconnect()
   if (testDbKind === 'pg') await dropSchema(schema)

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { freePort } from '@floodgate/test-support'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropSchema, testDbKind, uniqueSchema } from './support/database.js'
-import { deleteByPrefix, testRedisClient } from './support/redis.js'
+import { deleteByPrefix, plainTestRedisClient } from './support/redis.js'
 import { serviceEnv } from './support/service_env.js'
 
 // README's `npm start`, as a user runs it: compiled JavaScript (built by `npm ci`'s prepare), and a
@@ -26,7 +26,7 @@ afterAll(async () => {
       process.kill(pid, 'SIGKILL')
     } catch {}
   }
-  const redis = testRedisClient()
+  const redis = plainTestRedisClient()
   await deleteByPrefix(redis, `${redisPrefix}:`)
   redis.disconnect()
   if (testDbKind === 'pg') await dropSchema(schema)

@@ -11,7 +11,7 @@ import { type BurstService, startBurstService } from '../support/burst_service.j
 import { testDbKind } from '../support/database.js'
 import { negativeKeys } from '../support/negative_keys.js'
 import { settledTableScans } from '../support/pg_load.js'
-import { testRedisClient } from '../support/redis.js'
+import { plainTestRedisClient } from '../support/redis.js'
 
 const INSTANCES = 3
 const REQUESTS = 5000
@@ -21,7 +21,7 @@ const MAX_DB_SHARE = 0.01
 /** A request not answered within REQUEST_TIMEOUT_MS (default) counts as a client error (ms). */
 const ANSWER_WITHIN_MS = Number(fields.requestTimeoutMs.default)
 
-const redis = testRedisClient()
+const redis = plainTestRedisClient()
 let burst: BurstService | undefined
 
 beforeAll(async () => {

@@ -9,7 +9,7 @@ import { runBurst } from '../support/burst.js'
 import { type BurstService, startBurstService } from '../support/burst_service.js'
 import { testDbKind } from '../support/database.js'
 import { settledTableScans } from '../support/pg_load.js'
-import { testRedisClient } from '../support/redis.js'
+import { plainTestRedisClient } from '../support/redis.js'
 
 const INSTANCES = 3
 const REQUESTS = 3000
@@ -23,7 +23,7 @@ const STATEMENTS_PER_INSTANCE = 2
 /** A request not answered within REQUEST_TIMEOUT_MS (default) counts as a client error (ms). */
 const ANSWER_WITHIN_MS = Number(fields.requestTimeoutMs.default)
 
-const redis = testRedisClient()
+const redis = plainTestRedisClient()
 let burst: BurstService | undefined
 
 beforeAll(async () => {

@@ -8,14 +8,14 @@ import { fields } from '../../src/config/fields.js'
 import { runBurst } from '../support/burst.js'
 import { type BurstService, startBurstService } from '../support/burst_service.js'
 import { testDbKind } from '../support/database.js'
-import { testRedisClient } from '../support/redis.js'
+import { plainTestRedisClient } from '../support/redis.js'
 
 const INSTANCES = 2
 const LIMIT = Number(fields.rateLimitUserLimit.default)
 const WINDOW_MS = Number(fields.rateLimitUserWindowMs.default)
 const REQUESTS = 3 * LIMIT
 
-const redis = testRedisClient()
+const redis = plainTestRedisClient()
 let burst: BurstService | undefined
 
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { RedisClient } from 'floodgate'
 import { type AppOptions, buildApp } from '../../src/app.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
-import { deleteByPrefix, testRedisClient } from './redis.js'
+import { deleteByPrefix, plainTestRedisClient } from './redis.js'
 
 export { TEST_REDIS_URL } from './redis.js'
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789'
@@ -47,7 +47,7 @@ export type TestUser = Awaited<ReturnType<typeof registerUser>>
 export async function createTestApp(label: string, options: TestAppOptions = {}): Promise<TestApp> {
   const { redis: ownRedis, ...appOptions } = options
   const database = await createTestDatabase(label)
-  const redis = ownRedis ?? testRedisClient()
+  const redis = ownRedis ?? plainTestRedisClient()
   const prefix = `vatest:${label}:${process.pid}:${randomBytes(3).toString('hex')}`
   const build = (buildOptions: Omit<TestAppOptions, 'redis'>) =>
     buildApp({ db: database.db, redis, redisPrefix: prefix, jwtSecret: TEST_JWT_SECRET, ...buildOptions })

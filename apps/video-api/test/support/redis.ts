@@ -19,11 +19,12 @@ export function testRedisEnv(): { REDIS_URL?: string; REDIS_CLUSTER_NODES?: stri
 }
 
 /**
- * A client for the app under test and for the tests' own checks: an ioredis `Cluster` on the
- * seeds of `FLOODGATE_TEST_REDIS_CLUSTER` when that is set, otherwise a `Redis` on
- * {@link TEST_REDIS_URL}. Offline queue on (commands sent while connecting wait), one retry.
+ * A client for the app under test and for the tests' own checks, with ioredis' options (the
+ * library tests' `testRedisClient` has floodgate's): an ioredis `Cluster` on the seeds of
+ * `FLOODGATE_TEST_REDIS_CLUSTER` when that is set, otherwise a `Redis` on {@link TEST_REDIS_URL}.
+ * Offline queue on (commands sent while connecting wait), one retry.
  */
-export function testRedisClient(): Redis | Cluster {
+export function plainTestRedisClient(): Redis | Cluster {
   if (TEST_REDIS_CLUSTER_NODES === undefined) return new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 })
   const nodes = TEST_REDIS_CLUSTER_NODES.map((seed) => {
     const [host, port] = seed.split(':')
