@@ -47,7 +47,6 @@ export const pgUrl = (database: string) => `postgres://postgres@127.0.0.1:5432/$
 
 /** One mode's deployment: its own database (a template copy), its own private Redis, N video-api processes. */
 export class ModeDeployment {
-  readonly redisServer: PrivateRedis
   readonly bases: string[] = []
   private children: ChildProcess[] = []
   /** Times the floodgate instances were restarted because their Bloom rebuild at start failed. */
@@ -58,9 +57,8 @@ export class ModeDeployment {
 
   private constructor(
     readonly options: ModeOptions,
-    redisServer: PrivateRedis,
+    readonly redisServer: PrivateRedis,
   ) {
-    this.redisServer = redisServer
     this.profile = options.profile
   }
 
