@@ -6,12 +6,12 @@ import {
   type RateLimitFallback,
   type RateLimitResult,
   type RedisRateLimiter,
-  rateLimitHeaders,
 } from 'floodgate'
 import { problemStatus } from '../http/api_error.js'
 import { sendProblem } from '../http/problem_handler.js'
 import { addressKey } from '../rate_limit/client_key.js'
 import { type Quota, UNLIMITED_ROUTES } from '../rate_limit/quotas.js'
+import { putRateLimitFields } from '../rate_limit/reply_fields.js'
 import { routeLimiters } from '../rate_limit/route_limiters.js'
 import { PER_INSTANCE_INSURANCE, type RateLimitSettings } from '../rate_limit/settings.js'
 
@@ -99,15 +99,13 @@ function answer(
   done: HookHandlerDoneFunction,
   result: RateLimitResult,
 ): void {
-  let headers: Record<string, string>
   try {
-    headers = rateLimitHeaders(result)
+    putRateLimitFields(reply, result)
   } catch (error) {
     // a policy name the fields cannot carry: the error handler answers, as from any hook
     done(error as Error)
     return
   }
-  reply.headers(headers)
   if (result.allowed) {
     done()
     return
