@@ -4,6 +4,7 @@ import { KeySpace, type RateLimitMode, type RateLimitPolicy, rateLimitKeys } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addressKey, ipv6Groups } from '../src/rate_limit/client_key.js'
 import { parseRouteQuotas } from '../src/rate_limit/quotas.js'
+import { routeLimiters } from '../src/rate_limit/route_limiters.js'
 import { createTestApp, registerUser, secondInstance, type TestApp } from './support/app.js'
 
 // Headers and 429s of the rate-limit plugin, on the real Redis (unique key prefix per app).
@@ -197,6 +198,33 @@ describe('rate-limit plugin, default mode (leased)', () => {
   })
 })
 
+describe('rate-limit plugin, answers from memory', () => {
+  it('a refusal remembered in-process answers the same 429 as the one from Redis', async () => {
+    const app = await appWith({ mode: 'leased' })
+    const ip = '198.51.100.90'
+    const get = () => app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: ip })
+    // 3 admitted (slices of 1: a quarter of a quota of 3), then Redis refuses, then memory does
+    for (let i = 0; i < 3; i++) expect((await get()).statusCode).toBe(200)
+    const [fromRedis, fromMemory] = [await get(), await get()]
+    for (const res of [fromRedis, fromMemory]) {
+      expect(res.statusCode).toBe(429)
+      expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8')
+      expect(res.headers['ratelimit-policy']).toBe('"anonymous";q=3;w=60')
+      expect(res.headers['x-ratelimit-remaining']).toBe('0')
+      expect(res.headers['retry-after']).toMatch(/^[1-9]\d*$/)
+      expect(res.json()).toEqual({
+        type: 'urn:video-api:problem:rate_limited',
+        title: 'rate limited',
+        status: 429,
+        code: 'RATE_LIMITED',
+        detail: `rate limit "anonymous" exceeded; retry in ${res.headers['retry-after']} s`,
+        instance: CHEAP_READ,
+      })
+    }
+    expect(Object.keys(fromMemory.headers).sort()).toEqual(Object.keys(fromRedis.headers).sort())
+  })
+})
+
 describe('client keys and route quotas', () => {
   it('groups IPv6 by /64 and unwraps IPv4-mapped addresses', () => {
     expect(ipv6Groups('2001:db8::1')).toEqual(['2001', 'db8', '0', '0', '0', '0', '0', '1'])
@@ -206,6 +234,46 @@ describe('client keys and route quotas', () => {
     expect(addressKey('::ffff:192.0.2.1')).toBe('ip:192.0.2.1')
     expect(addressKey('192.0.2.1')).toBe('ip:192.0.2.1')
     expect(addressKey('::1')).toBe('ip6:0:0:0:0::/64')
+  })
+
+  it('keys IPv4, zone ids and IPv4-mapped forms as before, valid or not', () => {
+    // the no-regex paths of addressKey: the text as is without ':' or '%', the mapped dotted quad
+    const keys = {
+      '0.0.0.0': 'ip:0.0.0.0',
+      '256.1.1.1': 'ip:256.1.1.1',
+      '1.2.3': 'ip:1.2.3',
+      '': 'ip:',
+      '192.0.2.1%eth0': 'ip:192.0.2.1',
+      '::ffff:10.1.2.3': 'ip:10.1.2.3',
+      '::FFFF:192.0.2.1': 'ip:192.0.2.1',
+      '::ffff:300.1.2.3': 'ip:300.1.2.3',
+      '::ffff:1.2.3.4%1': 'ip:1.2.3.4',
+      '::ffff:1.2.3': 'ip:::ffff:1.2.3',
+      '::ffff:102:304': 'ip6:0:0:0:0::/64',
+    }
+    for (const [ip, key] of Object.entries(keys)) expect(addressKey(ip), ip).toBe(key)
+  })
+
+  it('picks the limiter of a method and route once: per-route override, else the class', () => {
+    const choose = routeLimiters(
+      { auth: 'auth', write: 'write', user: 'user', anonymous: 'anonymous' },
+      new Map([
+        ['GET /videos/:id', 'video'],
+        ['POST /auth/login', 'login'],
+      ]),
+    )
+    const cases: [string, string | undefined, string, string, boolean][] = [
+      // method, route, authenticated, anonymous, keyed by address
+      ['GET', '/videos/:id', 'video', 'video', false],
+      ['GET', '/feed', 'user', 'anonymous', false],
+      ['DELETE', '/videos/:id', 'write', 'write', false],
+      ['POST', '/auth/register', 'auth', 'auth', true],
+      ['POST', '/auth/login', 'login', 'login', true],
+      ['GET', undefined, 'user', 'anonymous', false],
+    ]
+    for (const [method, route, authenticated, anonymous, byAddress] of cases)
+      expect(choose(method, route), `${method} ${route}`).toEqual({ authenticated, anonymous, byAddress })
+    expect(choose('GET', '/feed')).toBe(choose('GET', '/feed'))
   })
 
   it('parses RATE_LIMIT_ROUTES and names a bad entry', () => {

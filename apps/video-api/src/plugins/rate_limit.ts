@@ -1,16 +1,18 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import {
   createRateLimiter,
   type RateLimiter,
   type RateLimitFallback,
+  type RateLimitResult,
   type RedisRateLimiter,
-  rateLimitHeaders,
 } from 'floodgate'
 import { problemStatus } from '../http/api_error.js'
 import { sendProblem } from '../http/problem_handler.js'
 import { addressKey } from '../rate_limit/client_key.js'
-import { classify, type Quota, UNLIMITED_ROUTES } from '../rate_limit/quotas.js'
+import { type Quota, UNLIMITED_ROUTES } from '../rate_limit/quotas.js'
+import { putRateLimitFields } from '../rate_limit/reply_fields.js'
+import { routeLimiters } from '../rate_limit/route_limiters.js'
 import { PER_INSTANCE_INSURANCE, type RateLimitSettings } from '../rate_limit/settings.js'
 
 /**
@@ -65,21 +67,53 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitSettings)
     await Promise.all(limiters.map((limiter) => limiter.release()))
   })
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+  const limitersOf = routeLimiters(byClass, byRoute)
+  // a callback hook: a decision from memory (leased slice, remembered block) lets the request on
+  // synchronously, without the promise and microtask hops of an async hook; Redis only when needed
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const route = request.routeOptions.url
-    if (route !== undefined && UNLIMITED_ROUTES.has(route)) return
+    if (route !== undefined && UNLIMITED_ROUTES.has(route)) {
+      done()
+      return
+    }
     const userId = request.userId
-    const quotaClass = classify(request.method, route, userId !== undefined)
-    const limiter = byRoute.get(`${request.method} ${route}`) ?? byClass[quotaClass]
-    const key = quotaClass === 'auth' || userId === undefined ? addressKey(request.ip) : `user:${userId}`
-    const result = await limiter.limit(key)
-    reply.headers(rateLimitHeaders(result))
-    if (result.allowed) return
-    return sendProblem(reply, request, {
-      code: 'RATE_LIMITED',
-      status: problemStatus.RATE_LIMITED,
-      detail: `rate limit "${result.policy.name}" exceeded; retry in ${reply.getHeader('Retry-After')} s`,
-    })
+    const chosen = limitersOf(request.method, route)
+    const limiter = userId === undefined ? chosen.anonymous : chosen.authenticated
+    const key = chosen.byAddress || userId === undefined ? addressKey(request.ip) : `user:${userId}`
+    const local = limiter.limitLocal(key)
+    if (local !== undefined) {
+      answer(request, reply, done, local)
+      return
+    }
+    limiter.limit(key).then((result) => answer(request, reply, done, result), done)
+  })
+}
+
+/**
+ * Puts the decision's fields on the reply, then lets the request on (`done()`), or answers 429
+ * problem+json without calling `done` (Fastify: a callback hook that sent a reply ends the chain).
+ */
+function answer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+  result: RateLimitResult,
+): void {
+  try {
+    putRateLimitFields(reply, result)
+  } catch (error) {
+    // a policy name the fields cannot carry: the error handler answers, as from any hook
+    done(error as Error)
+    return
+  }
+  if (result.allowed) {
+    done()
+    return
+  }
+  sendProblem(reply, request, {
+    code: 'RATE_LIMITED',
+    status: problemStatus.RATE_LIMITED,
+    detail: `rate limit "${result.policy.name}" exceeded; retry in ${reply.getHeader('Retry-After')} s`,
   })
 }
 

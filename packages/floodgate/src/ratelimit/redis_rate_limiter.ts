@@ -13,7 +13,7 @@ import { LEASED_ALGORITHMS, type LeasedAlgorithm } from './lease/lease_script.js
 import { LeasedDecider } from './lease/leased_decider.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
-import type { RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
+import type { LimitOptions, RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
 
 /**
  * How a Redis limiter decides:
@@ -136,6 +136,9 @@ export interface RedisRateLimiter extends RateLimiter {
  * answers `allowed: false`). It throws InvalidArgumentError for a bad key or cost, and
  * ScriptContractError if a script breaks its contract (a bug, not an outage).
  *
+ * `limitLocal()` answers synchronously from the leased slice or a remembered block, else
+ * `undefined` (then call `limit()`): the hot path of a request hook without a promise.
+ *
  * A fallback answer is never silent: it emits `fallback` on `events`, calls `onStoreError`, warns
  * `logger` (throttled: {@link FALLBACK_LOG_INTERVAL_MS}), and counts in `floodgate_ratelimit_decisions_total` ({@link bindRateLimiterMetrics}).
  *
@@ -195,6 +198,13 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
     events.emit('decision', { key, source: result.source, allowed: result.allowed })
     return result
   }
+  /** The answer from memory (leased slice, remembered block), reported as decided; `cost` already validated. */
+  const local = (key: string, cost: number): RateLimitResult | undefined => {
+    const cached = leased ? leased.local(key, cost) : blocked?.check(key, policy, Date.now())
+    return cached === undefined ? undefined : decided(key, cached)
+  }
+  const validCost = (callOptions: LimitOptions | undefined): number =>
+    callOptions?.cost === undefined ? 1 : positiveInteger('cost', callOptions.cost)
   return {
     policy,
     events,
@@ -215,11 +225,15 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
       await withinDeadline(unlink, deadline, what)
     },
     release: async () => (leased ? leased.release() : 0),
+    limitLocal(key, callOptions): RateLimitResult | undefined {
+      nonEmptyString('key', key)
+      return local(key, validCost(callOptions))
+    },
     async limit(key, callOptions): Promise<RateLimitResult> {
       nonEmptyString('key', key)
-      const cost = callOptions?.cost === undefined ? 1 : positiveInteger('cost', callOptions.cost)
-      const cached = leased ? leased.local(key, cost) : blocked?.check(key, policy, Date.now())
-      if (cached) return decided(key, cached)
+      const cost = validCost(callOptions)
+      const cached = local(key, cost)
+      if (cached) return cached
       try {
         if (!connectedOnce(redis)) await awaitFirstConnection(redis, startupWaitMs)
         if (leased) return decided(key, await leased.decide(key, cost))

@@ -86,6 +86,15 @@ export interface RateLimiter {
    * @throws {InvalidArgumentError} `key` empty, or `cost` not an integer ≥ 1.
    */
   limit(key: string, options?: LimitOptions): Promise<RateLimitResult>
+  /**
+   * The same decision as `limit()`, synchronously, when this process can make it without the
+   * store: a leased slice, a remembered block, an in-memory limiter. It consumes exactly what
+   * `limit()` would and reports the decision the same way (events, metrics). `undefined` when
+   * the store must be asked (nothing consumed): call `limit()` then, which stays the full API
+   * (store, fallback, start-up wait). Times in the result are ms, as for `limit()`.
+   * @throws {InvalidArgumentError} `key` empty, or `cost` not an integer ≥ 1 (synchronously).
+   */
+  limitLocal(key: string, options?: LimitOptions): RateLimitResult | undefined
 }
 
 /** What `peek()` reads: the quota left for a key, nothing consumed. Times in ms (Redis clock). */

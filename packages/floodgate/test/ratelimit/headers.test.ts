@@ -95,6 +95,21 @@ describe('rateLimitHeaders', () => {
 
   it('refuses a name that would break the structured field', () => {
     expect(() => rateLimitHeaders(result({}), { name: 'a"b' })).toThrow(InvalidArgumentError)
+    expect(() => rateLimitHeaders(result({}), { name: 'a\\b' })).toThrow(InvalidArgumentError)
+  })
+
+  it('one policy, another name or limit (insurance): the fields follow each call', () => {
+    // the per-policy parts are built once per policy; a call naming it otherwise must not reuse them
+    expect(rateLimitHeaders(result({}))['RateLimit-Policy']).toBe('"api";q=100;w=60')
+    const renamed = rateLimitHeaders(result({}), { name: 'edge' })
+    expect([renamed['RateLimit-Policy'], renamed.RateLimit]).toEqual([
+      '"edge";q=100;w=60',
+      '"edge";r=42;t=17',
+    ])
+    const insured = rateLimitHeaders(result({ limit: 33, remaining: 7, source: 'insurance' }))
+    expect([insured['RateLimit-Policy'], insured['X-RateLimit-Limit']]).toEqual(['"api";q=33;w=60', '33'])
+    expect(() => rateLimitHeaders(result({}), { name: 'a"b' })).toThrow(InvalidArgumentError)
+    expect(rateLimitHeaders(result({})).RateLimit).toBe('"api";r=42;t=17')
   })
 })
 

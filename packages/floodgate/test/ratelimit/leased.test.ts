@@ -96,6 +96,24 @@ describe('leased mode', () => {
     },
   )
 
+  it('limitLocal answers from the slice and from a remembered refusal, each reported as a decision', async () => {
+    await sleepToWindowStart(60_000, 5000)
+    const limiter = leased({ limit: 8 }) // slices of 2, 2, 1…
+    const decisions: string[] = []
+    limiter.events.on('decision', ({ source, allowed }) => decisions.push(`${source}:${allowed}`))
+    expect(limiter.limitLocal('local')).toBeUndefined()
+    expect(decisions).toEqual([])
+    await limiter.limit('local')
+    const fromSlice = limiter.limitLocal('local')
+    expect([fromSlice?.allowed, fromSlice?.source, fromSlice?.remaining]).toEqual([true, 'lease', 0])
+    expect(limiter.limitLocal('local')).toBeUndefined() // slice spent: Redis must be asked
+    while ((await limiter.limit('local')).allowed);
+    const blocked = limiter.limitLocal('local')
+    expect([blocked?.allowed, blocked?.source]).toEqual([false, 'blockedCache'])
+    expect(decisions.slice(0, 2)).toEqual(['redis:true', 'lease:true'])
+    expect(decisions.slice(-2)).toEqual(['redis:false', 'blockedCache:false'])
+  })
+
   it('answers concurrent decisions on a key with one lease call between them', async () => {
     const limiter = leased()
     const results = await Promise.all(Array.from({ length: 60 }, () => limiter.limit('together')))

@@ -72,6 +72,8 @@ export function createMemoryLimiterWithSource(
   return {
     policy,
     check,
+    // every decision is in memory: never undefined
+    limitLocal: check,
     limit: async (key, callOptions) => check(key, callOptions),
     get size() {
       return states.size

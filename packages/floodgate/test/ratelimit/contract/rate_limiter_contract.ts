@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidArgumentError, type RateLimiter, type RateLimitSource } from '../../../src/index.js'
+import {
+  InvalidArgumentError,
+  type LimitOptions,
+  type RateLimiter,
+  type RateLimitResult,
+  type RateLimitSource,
+} from '../../../src/index.js'
 
 /** What every registration gives the contract suite. */
 export interface RateLimiterRegistration {
@@ -27,11 +33,28 @@ async function raised(call: () => Promise<unknown>): Promise<unknown> {
 }
 
 /**
+ * How a limiter calls `limitLocal` first and `limit` only when it answered undefined (the way a
+ * hot path uses it); records whether each answer came from memory.
+ */
+function localFirst(limiter: RateLimiter) {
+  const fromMemory: boolean[] = []
+  const decide = async (key: string, options?: LimitOptions): Promise<RateLimitResult> => {
+    const local = limiter.limitLocal(key, options)
+    fromMemory.push(local !== undefined)
+    return local ?? limiter.limit(key, options)
+  }
+  return { decide, fromMemory }
+}
+
+/**
  * The behaviour every `RateLimiter` promises, whatever its algorithm and store (bentocache's
  * driver test suite is the model: one suite, one registration per implementation).
  */
 export function rateLimiterContract(registration: RateLimiterRegistration): void {
   const { name, source, create, mode = 'exact' } = registration
+  // what `limitLocal` may answer: an in-memory limiter everything; a Redis one only from what it
+  // holds (a leased slice, a remembered refusal), so never a key it has not asked Redis about
+  const inMemory = source === 'memory'
 
   describe(`RateLimiter contract: ${name}`, () => {
     it('admits `limit` units of a fresh key, counting `remaining` down, then rejects', async () => {
@@ -102,14 +125,56 @@ export function rateLimiterContract(registration: RateLimiterRegistration): void
       expect(result.resetAtMs - result.nowMs).toBeLessThanOrEqual(2 * limiter.policy.windowMs)
     })
 
+    it('limitLocal then limit: the decisions and consumption of limit alone', async () => {
+      const limiter = create(20)
+      const { decide, fromMemory } = localFirst(limiter)
+      for (let admitted = 1; admitted <= 20; admitted++) {
+        const result = await decide('l')
+        expect(result.allowed).toBe(true)
+        if (mode === 'leased') expect(result.remaining).toBeLessThanOrEqual(20 - admitted)
+        else expect(result.remaining).toBe(20 - admitted)
+      }
+      const refused = await decide('l')
+      expect([refused.allowed, refused.remaining]).toEqual([false, 0])
+      expect(refused.retryAfterMs).toBeGreaterThan(0)
+      expect((await limiter.limit('l')).allowed).toBe(false)
+      // a fresh key is never answered from a Redis limiter's memory; its slices are, in leased mode
+      expect(fromMemory[0]).toBe(inMemory)
+      if (inMemory) expect(fromMemory.every(Boolean)).toBe(true)
+      else if (mode === 'exact') expect(fromMemory.some(Boolean)).toBe(false)
+      else expect(fromMemory.filter(Boolean).length).toBeGreaterThan(10)
+    })
+
+    it('limitLocal consumes nothing when it answers undefined, nor for a rejected cost', async () => {
+      const limiter = create(10)
+      for (let i = 0; i < 5; i++) {
+        const local = limiter.limitLocal('u')
+        if (!inMemory) expect(local).toBeUndefined()
+        else expect(local?.remaining).toBe(9 - i)
+      }
+      const { decide, fromMemory } = localFirst(limiter)
+      // leased: a slice of the quota left after the first unit; the cost below is more than it holds
+      const first = await decide('v')
+      expect([first.allowed, first.remaining]).toEqual([true, 9])
+      const big = await decide('v', { cost: 9 })
+      expect([big.allowed, big.remaining]).toEqual([true, 0])
+      expect(fromMemory).toEqual([inMemory, inMemory])
+      const over = limiter.limitLocal('v', { cost: 2 })
+      if (inMemory) expect([over?.allowed, over?.remaining]).toEqual([false, 0])
+      else expect(over).toBeUndefined()
+      const rejected = await decide('w', { cost: 11 })
+      expect([rejected.allowed, rejected.retryAfterMs, rejected.remaining]).toEqual([false, -1, 10])
+      expect((await decide('w', { cost: 10 })).allowed).toBe(true)
+      if (!inMemory) expect((await limiter.limit('u')).remaining).toBe(9)
+    })
+
     it('refuses an empty key and a cost that is not an integer ≥ 1 (InvalidArgumentError)', async () => {
       const limiter = create(2)
-      for (const call of [
-        () => limiter.limit(''),
-        () => limiter.limit('c', { cost: 0 }),
-        () => limiter.limit('c', { cost: 1.5 }),
-      ]) {
-        expect(await raised(call)).toBeInstanceOf(InvalidArgumentError)
+      const bad: [string, LimitOptions?][] = [[''], ['c', { cost: 0 }], ['c', { cost: 1.5 }]]
+      for (const [key, options] of bad) {
+        expect(await raised(() => limiter.limit(key, options))).toBeInstanceOf(InvalidArgumentError)
+        // limitLocal throws synchronously: it has no promise to reject
+        expect(() => limiter.limitLocal(key, options)).toThrow(InvalidArgumentError)
       }
       expect((await limiter.limit('c')).remaining).toBe(1)
     })
