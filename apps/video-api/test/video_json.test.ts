@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Video } from '../src/http/schemas.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
 
@@ -12,6 +12,13 @@ beforeAll(async () => {
   t = await createTestApp('videojson', { cache: true })
 })
 afterAll(() => t.close())
+
+/** The video cache's outcome counters (`floodgate_cache_events_total{cache="video"}`). */
+async function videoOutcomes(): Promise<Record<string, number>> {
+  const metric = await t.app.metrics.getSingleMetric('floodgate_cache_events_total')!.get()
+  const video = metric.values.filter((v) => v.labels.cache === 'video')
+  return Object.fromEntries(video.map((v) => [String(v.labels.outcome), v.value]))
+}
 
 /** The Video schema's fields in its order, as fast-json-stringify writes them. */
 function schemaText(v: Record<string, unknown>): string {
@@ -46,6 +53,41 @@ describe('GET /videos/:id JSON', () => {
       expect(flagged).toMatchObject({ likeCount: 1, liked: true, favorited: false })
       expect(seen.body).toBe(schemaText(flagged))
       expect(seen.body).toBe(schemaText({ ...body, liked: true, favorited: false }))
+    }
+  })
+
+  it('a hot anonymous read is answered in process: no load, no counts read, the cold answer’s bytes', async () => {
+    const { app } = t
+    const owner = await registerUser(app, `vj_hot_${randomBytes(3).toString('hex')}`)
+    const video = await createVideo(app, owner.auth, { status: 'published' })
+    const url = `/videos/${video.id}`
+    const cold = await app.inject({ method: 'GET', url })
+    expect(cold.statusCode).toBe(200)
+    const before = await videoOutcomes()
+    const getById = vi.spyOn(app.videos, 'getById')
+    const read = vi.spyOn(app.counters.live, 'read')
+    try {
+      const hot = await app.inject({ method: 'GET', url })
+      expect(getById).not.toHaveBeenCalled()
+      expect(read).not.toHaveBeenCalled()
+      expect(await videoOutcomes()).toEqual({ ...before, l1_hit: (before.l1_hit ?? 0) + 1 })
+      expect(hot.body).toBe(cold.body)
+      const { date: _d, 'x-request-id': _h, ...hotHeaders } = hot.headers
+      const { date: _c, 'x-request-id': _r, ...coldHeaders } = cold.headers
+      expect(hotHeaders).toEqual(coldHeaders)
+      // a viewer's flags are not kept in process: its counts are read, the video still from L1
+      const viewer = await registerUser(app, `vj_hotv_${randomBytes(3).toString('hex')}`)
+      const seen = await app.inject({ method: 'GET', url, headers: viewer.auth })
+      expect(seen.json()).toMatchObject({ id: video.id, liked: false, favorited: false })
+      expect(getById).not.toHaveBeenCalled()
+      expect(read).toHaveBeenCalledTimes(1)
+      // hidden from others: a 404 from the cached row too
+      await app.inject({ method: 'PATCH', url, headers: owner.auth, payload: { visibility: 'private' } })
+      await app.inject({ method: 'GET', url, headers: owner.auth }) // back in L1
+      expect((await app.inject({ method: 'GET', url })).statusCode).toBe(404)
+    } finally {
+      getById.mockRestore()
+      read.mockRestore()
     }
   })
 

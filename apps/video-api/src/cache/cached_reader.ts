@@ -1,15 +1,15 @@
 import type { Cache } from 'floodgate'
-import { notFound, OverloadedError } from 'floodgate'
+import { isNotFound, notFound, OverloadedError } from 'floodgate'
 import type { Cursor } from '../videos/cursor.js'
 import type { Video } from '../videos/model.js'
 import type { VideoPage, VideoReader, VideoReadOptions } from '../videos/reader.js'
 
 /**
  * {@link VideoReader} through floodgate's cache:
- * - `getById`: Bloom gate → L1 → L2 → database, "no such video" negatively
- *   cached. The cached row carries visibility and status: routes decide what
- *   each caller may see after the cache (a private video is cached once and
- *   shown to its owner only).
+ * - `getById`: L1 → Bloom gate → L2 → database, "no such video" negatively
+ *   cached; `getCachedById`: the L1 step alone, synchronous. The cached row
+ *   carries visibility and status: routes decide what each caller may see
+ *   after the cache (a private video is cached once and shown to its owner only).
  * - `recommend`: cached per limit with a fixed TTL; invalidated on every write.
  * - `listByAuthor`: not cached (cursor pages are many and cheap by index).
  */
@@ -35,6 +35,11 @@ export class CachedVideoReader implements VideoReader {
       if (options?.write && error instanceof OverloadedError) return this.inner.getById(id, options)
       throw error
     }
+  }
+
+  getCachedById(id: string): Video | null | undefined {
+    const local = this.videos.getLocal(id)
+    return isNotFound(local) ? null : local
   }
 
   listByAuthor(

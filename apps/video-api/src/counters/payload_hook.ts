@@ -1,30 +1,14 @@
 import type { FastifyInstance } from 'fastify'
-import type { Video } from '../videos/model.js'
 import { isVideoPayload, withCounts } from './overlay.js'
 import type { CountersService } from './service.js'
-import { countedVideoJson } from './video_json.js'
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * The route's 200 answer is one video in the `Video` schema: the overlay writes its JSON
-     * itself (counters/video_json.ts) instead of copying it for the schema serializer.
-     */
-    videoAnswer?: boolean
-  }
-}
-
-/** The reply serializer of an answer the overlay already turned into JSON text. */
-const asIs = (payload: unknown): string => payload as string
 
 /**
  * Puts live counts (and the caller's `liked` / `favorited`) into every video
  * a successful GET returns — a video, `{ items: Video[] }` (feed, lists, my
  * likes) or `{ items: { video }[] }` (rankings) — from the in-process live-counts
  * layer: at most one batched Redis read per response, none for fresh anonymous
- * counts, whatever route produced it (see {@link withCounts}). A route whose answer is one
- * `Video` (config `videoAnswer`) gets its JSON text from {@link countedVideoJson}: no copy of
- * the (cached) video, and its other fields serialized once per cached object.
+ * counts, whatever route produced it (see {@link withCounts}). `GET /videos/:id` writes its own
+ * JSON text (counters/video_json.ts): a string payload skips this hook.
  */
 export function registerCountsOverlay(app: FastifyInstance, counters: CountersService): void {
   const onStale = counters.metrics?.staleRead
@@ -38,10 +22,6 @@ export function registerCountsOverlay(app: FastifyInstance, counters: CountersSe
       return payload
     const viewer = request.userId
     if (isVideoPayload(payload)) {
-      if (request.routeOptions.config.videoAnswer === true) {
-        reply.serializer(asIs)
-        return countedVideoJson(counters.live, payload as Video, viewer, onStale)
-      }
       const [video] = await withCounts(counters.live, [payload], viewer, onStale)
       return video
     }

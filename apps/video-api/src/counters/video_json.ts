@@ -1,4 +1,4 @@
-import type { CountsUnavailableReason, LiveCounts } from 'floodgate'
+import type { CountsUnavailableReason, LiveCounts, LiveItemCounts } from 'floodgate'
 import type { Video } from '../videos/model.js'
 
 /** A video's JSON text around its counts: `{"id":…,"status":…` and `,"createdAt":…,"updatedAt":…}`. */
@@ -36,7 +36,7 @@ function piecesOf(video: Video): JsonPieces {
  * The JSON answer of one video (the API's `Video` schema) with its live counts, as
  * {@link withCounts} would give it, without copying the video or serializing it again: the
  * text of its other fields is kept per video object. `video` must not be modified afterwards
- * (cache entries are not). Numbers are finite integers (counts), so plain `${n}` is their JSON.
+ * (cache entries are not).
  */
 export async function countedVideoJson(
   live: LiveCounts,
@@ -46,8 +46,25 @@ export async function countedVideoJson(
 ): Promise<string> {
   const read = await live.read([video.id], viewerId)
   if (read.unavailable) onStale?.(read.unavailable)
+  return jsonWithCounts(video, read.counts.get(video.id), viewerId)
+}
+
+/**
+ * {@link countedVideoJson}'s text, synchronously, when the live counts answer in process
+ * ({@link LiveCounts.peek}: fresh anonymous counts); `undefined` when they need a read.
+ */
+export function localVideoJson(
+  live: LiveCounts,
+  video: Video,
+  viewerId: string | undefined,
+): string | undefined {
+  const c = live.peek(video.id, viewerId)
+  return c === undefined ? undefined : jsonWithCounts(video, c, viewerId)
+}
+
+/** The text of `video` with counts `c`. Numbers are finite integers (counts), so plain `${n}` is their JSON. */
+function jsonWithCounts(video: Video, c: LiveItemCounts | undefined, viewerId: string | undefined): string {
   const { head, tail } = piecesOf(video)
-  const c = read.counts.get(video.id)
   // nobody could answer (Redis and the database failed): the payload's own columns, stale
   if (!c)
     return `${head},"likeCount":${video.likeCount},"favoriteCount":${video.favoriteCount},"playCount":${video.playCount},"countsStale":true${tail}`

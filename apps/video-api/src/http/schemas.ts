@@ -89,7 +89,8 @@ export const VideoRef = Type.Ref('Video')
 export const MAX_ID = 9223372036854775807n
 
 export function idInRange(id: string): boolean {
-  return BigInt(id) <= MAX_ID
+  // a pattern-valid id of fewer than 19 digits is below 10^18 < MAX_ID: no BigInt per request
+  return id.length < 19 || BigInt(id) <= MAX_ID
 }
 
 /** @throws {ApiError} `VALIDATION_FAILED` when a pattern-valid id is above 2^63-1. */

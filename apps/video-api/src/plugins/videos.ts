@@ -24,7 +24,7 @@ export interface VideosPluginOptions {
 /** The video read path: SQL reader → database guard → optional wrapper → optional cache. */
 async function videosPlugin(app: FastifyInstance, options: VideosPluginOptions): Promise<void> {
   const guarded = new GuardedVideoReader(new SqlVideoReader(app.db), app.dbGuard)
-  const reader = options.wrapReader ? options.wrapReader(guarded) : guarded
+  const reader: VideoReader = options.wrapReader ? options.wrapReader(guarded) : guarded
   if (!options.cache) {
     app.decorate('videoCache', null)
     app.decorate('videos', reader)

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { Type } from 'typebox'
+import { countedVideoJson, localVideoJson } from '../counters/video_json.js'
 import { forbidden, notFound } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
 import {
@@ -12,7 +13,7 @@ import {
   VideoRef,
   Visibility,
 } from '../http/schemas.js'
-import { visibleTo } from '../videos/model.js'
+import { type Video, visibleTo } from '../videos/model.js'
 
 // PostgreSQL text cannot hold U+0000 (the insert would fail with a 500), and a lone UTF-16 surrogate
 // would be stored silently as U+FFFD: refuse both here (patterns run with the `u` flag, so a
@@ -55,6 +56,9 @@ const PatchBody = Type.Object(
 
 const auth = [{ bearerAuth: [] }]
 
+/** The content type Fastify gives a serialized JSON answer. */
+const JSON_UTF8 = 'application/json; charset=utf-8'
+
 /**
  * `POST /videos`, `GET /videos/:id`, `PATCH /videos/:id`, `DELETE /videos/:id`.
  * A private, draft or deleted video is a 404 for anyone but its owner (no existence leak);
@@ -73,20 +77,31 @@ export function videoRoutes(app: FastifyInstance): void {
     },
   )
 
+  // The answer's JSON text is written here (counters/video_json.ts): an L1 hit whose counts are
+  // kept in process is answered synchronously, with no promise and no preSerialization hook.
   r.get(
     '/videos/:id',
-    {
-      schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } },
-      // the counts overlay writes this answer's JSON (counters/payload_hook.ts)
-      config: { videoAnswer: true },
-    },
-    async (request) => {
+    { schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } } },
+    (request, reply) => {
       const id = checkIdRange(request.params.id, 'params/id')
-      const video = await app.videos.getById(id)
-      if (!video || !visibleTo(video, request.userId)) throw notFound()
-      return video
+      const cached = app.videos.getCachedById?.(id)
+      if (cached !== undefined) return videoText(reply, cached, request.userId)
+      return app.videos.getById(id).then((video) => videoText(reply, video ?? null, request.userId))
     },
   )
+
+  /**
+   * The 200 answer of `video` to `viewer` as JSON text, content type set; a promise only when its
+   * counts need a read. @throws the 404 problem when there is no such video or `viewer` may not see it.
+   */
+  const videoText = (reply: FastifyReply, video: Video | null, viewer: string | undefined) => {
+    if (video === null || !visibleTo(video, viewer)) throw notFound()
+    const live = app.counters.live
+    const text = localVideoJson(live, video, viewer)
+    reply.type(JSON_UTF8)
+    if (text !== undefined) return text
+    return countedVideoJson(live, video, viewer, app.counters.metrics?.staleRead)
+  }
 
   /** Loads a live video for a change by `userId`: 404 if not visible to them, 403 if visible but not theirs. */
   const owned = async (id: string, userId: string) => {

@@ -22,6 +22,12 @@ export interface VideoReader {
   /** A live (not deleted) video of any visibility, or `undefined`. Visibility is the caller's check. */
   getById(id: string, options?: VideoReadOptions): Promise<Video | undefined>
   /**
+   * What {@link getById} would give now if this process holds it in memory (a cache's L1),
+   * synchronously: the video, `null` for a cached "no such video", `undefined` when only
+   * `getById` can tell. Absent on readers that keep nothing in memory.
+   */
+  getCachedById?(id: string): Video | null | undefined
+  /**
    * Live videos of `authorId`, newest first (created_at desc, id desc), after `cursor`.
    * `includeHidden` = also drafts and private ones (the owner's view).
    */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { gateAt, passGate } from './bloom_step.js'
 import type { Envelope } from './envelope.js'
 import { loadAndFill, loadWithoutL2 } from './fill.js'
+import type { L1Entry } from './l1/l1_cache.js'
 import { UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { userKeyOf } from './namespace/scoped_key.js'
 import { isNotFound } from './not_found.js'
@@ -29,11 +30,8 @@ export function readOne<T>(
   o: ResolvedCallOptions,
 ): Promise<T | undefined> {
   const now = Date.now()
-  const local = stack.l1?.get(id, now)
-  if (local !== undefined) {
-    stack.count(isNotFound(local.value) ? 'negative_hit' : 'l1_hit', id)
-    return Promise.resolve(unwrap(local.value))
-  }
+  const local = readLocal(stack, id, now)
+  if (local !== undefined) return Promise.resolve(unwrap(local.value))
   const epoch = stack.epoch
   if (gateAt(o, 'before_l2'))
     return passGate(stack, o, [id], 'before_l2').then((passed) =>
@@ -51,6 +49,13 @@ export function readOne<T>(
     if (entry instanceof Promise) return entry.then(() => loadMissing(stack, id, loader, o, undefined))
     return afterL2(stack, id, loader, o, now, epoch, entry)
   })
+}
+
+/** Step 1: the fresh L1 entry of `id`, counted (`l1_hit` / `negative_hit`); undefined (not counted) when L1 has none. */
+export function readLocal<T>(stack: CacheStack<T>, id: string, now: number): L1Entry<T> | undefined {
+  const local = stack.l1?.get(id, now)
+  if (local !== undefined) stack.count(isNotFound(local.value) ? 'negative_hit' : 'l1_hit', id)
+  return local
 }
 
 /** Step 3's outcome: a fresh entry, or a stale one inside grace, at once; a miss goes on to 4 and 5. */

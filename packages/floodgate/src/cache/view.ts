@@ -4,10 +4,11 @@ import type { CacheEventEmitter } from './events.js'
 import { type InvalidationResult, invalidateKeys } from './invalidation.js'
 import { UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { isRootKey, scopedId, userKeyOf } from './namespace/scoped_key.js'
+import type { NotFound } from './not_found.js'
 import { type CallOptions, layerCallOptions } from './options.js'
 import { peekOne } from './peek.js'
 import { type BatchLoader, readMany } from './read_many.js'
-import { readOne } from './read_one.js'
+import { readLocal, readOne } from './read_one.js'
 import { type CacheStack, type Loader, unwrap } from './stack.js'
 
 /**
@@ -59,6 +60,24 @@ export abstract class CacheView<T> {
     } catch (error) {
       return Promise.reject(error)
     }
+  }
+
+  /**
+   * {@link getOrLoad}'s first step alone, synchronously: what L1 holds for `key` right now,
+   * counted as the outcome getOrLoad would count (`l1_hit` / `negative_hit`). When it gives
+   * `undefined` nothing is counted: call getOrLoad.
+   * @returns the value getOrLoad would give now; `NOT_FOUND` for a cached "not found"
+   *   (getOrLoad: `undefined`); `undefined` when L1 is off or holds no fresh entry, or in a
+   *   namespace whose generation this process does not know yet (it needs Redis).
+   * @throws {InvalidArgumentError} for a key starting with `\0`.
+   */
+  getLocal(key: string): T | NotFound | undefined {
+    const id = checked(key)
+    const ns = this.ns
+    if (ns === undefined) return readLocal(this.stack, id, Date.now())?.value
+    const generation = this.stack.generations.peek(ns)
+    if (generation === undefined) return undefined
+    return readLocal(this.stack, scopedId(ns, generation, id), Date.now())?.value
   }
 
   /**

@@ -86,19 +86,20 @@ export class LiveCounts {
    * @throws {InvalidArgumentError} for an id or viewer that is not a positive 64-bit integer.
    */
   async read(itemIds: readonly string[], viewerUserId?: string): Promise<LiveCountsRead> {
-    const ids = [...new Set(itemIds.map((id) => canonicalId('itemIds', id)))]
+    // one id (a video page) needs no Set to drop duplicates
+    const ids =
+      itemIds.length === 1
+        ? [canonicalId('itemIds', itemIds[0]!)]
+        : [...new Set(itemIds.map((id) => canonicalId('itemIds', id)))]
     const viewer = viewerUserId === undefined ? undefined : canonicalId('viewerUserId', viewerUserId)
     const counts = new Map<string, LiveItemCounts>()
     const now = this.options.now()
     const missing: string[] = []
     const loading: string[] = []
     for (const id of ids) {
-      const entry = viewer === undefined ? this.entries.get(id) : undefined
-      if (entry && this.fresh(entry, now)) {
-        this.stats.localHits++
-        if (entry.trackedGen !== 0) this.stats.trackedHits++
-        counts.set(id, this.serve(entry, now))
-      } else if (viewer === undefined && this.fallback.loading(id)) {
+      const local = viewer === undefined ? this.local(id, now) : undefined
+      if (local !== undefined) counts.set(id, local)
+      else if (viewer === undefined && this.fallback.loading(id)) {
         loading.push(id) // Redis just failed for it: wait for that fallback, do not ask Redis again
       } else missing.push(id)
     }
@@ -125,6 +126,22 @@ export class LiveCounts {
   }
 
   /**
+   * The counts {@link read} would serve for `itemId` right now without asking Redis or the
+   * fallback (same freshness rules, same `localHits` / `trackedHits` stats), synchronously and
+   * without collections; `undefined` when `read` would have to ask: not kept, not fresh, or a
+   * viewer is given (its `liked` / `favorited` are not kept in process: such reads ask Redis).
+   * @throws {InvalidArgumentError} for an id or viewer that is not a positive 64-bit integer.
+   */
+  peek(itemId: string, viewerUserId?: string): LiveItemCounts | undefined {
+    const id = canonicalId('itemId', itemId)
+    if (viewerUserId !== undefined) {
+      canonicalId('viewerUserId', viewerUserId)
+      return undefined
+    }
+    return this.local(id, this.options.now())
+  }
+
+  /**
    * This process's write was acknowledged: `count` (the write's answer, e.g. SCARD after a like)
    * replaces that field of the entry, so this process shows the write at once.
    * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
@@ -134,6 +151,15 @@ export class LiveCounts {
     if (this.batcher.isInFlight(id)) this.writtenInFlight.add(id)
     const entry = this.entries.get(id)
     if (entry) entry[field] = count
+  }
+
+  /** The anonymous counts of `id` kept in process if still fresh (counted as a local hit), else undefined. */
+  private local(id: string, now: number): LiveItemCounts | undefined {
+    const entry = this.entries.get(id)
+    if (entry === undefined || !this.fresh(entry, now)) return undefined
+    this.stats.localHits++
+    if (entry.trackedGen !== 0) this.stats.trackedHits++
+    return this.serve(entry, now)
   }
 
   /**

@@ -17,7 +17,8 @@ export function canonicalId(field: string, id: EntityId): string {
     if (!Number.isSafeInteger(id)) throw new InvalidArgumentError(field, `must be a safe integer, got ${id}`)
     text = String(id)
   } else text = id
-  if (!/^[1-9]\d{0,18}$/.test(text) || BigInt(text) > BIGINT_MAX) {
+  // fewer than 19 digits is below 10^18 < 2^63-1: no BigInt on the hot path (every counts read)
+  if (!/^[1-9]\d{0,18}$/.test(text) || (text.length === 19 && BigInt(text) > BIGINT_MAX)) {
     throw new InvalidArgumentError(
       field,
       `must be an integer in [1, 2^63-1], got ${JSON.stringify(String(id))}`,

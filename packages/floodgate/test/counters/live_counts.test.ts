@@ -5,6 +5,7 @@ import {
   CountsReader,
   type FallbackCounts,
   type Interactions,
+  InvalidArgumentError,
   LiveCounts,
   type LiveCountsOptions,
   playViewer,
@@ -123,6 +124,27 @@ describe('LiveCounts with Redis up', () => {
   })
 })
 
+describe('LiveCounts.peek (in process only, synchronous)', () => {
+  it('gives the counts read would serve now, counted as local hits; undefined when read would ask', async () => {
+    await interactions.setLiked('11', '10', true)
+    const live = layer()
+    expect(live.peek('11')).toBeUndefined()
+    expect(live.stats.localHits).toBe(0)
+    await live.read(['11'])
+    const peeked = live.peek('11')
+    expect(peeked).toMatchObject({ likes: 1, favorites: 0, plays: 0, source: 'redis', stale: false })
+    expect(peeked).toEqual((await live.read(['11'])).counts.get('11'))
+    expect(live.stats.localHits).toBe(2)
+    // a viewer's flags are not kept in process: read asks Redis for them
+    expect(live.peek('11', '10')).toBeUndefined()
+    clock += 1000 // maxAgeMs: read would ask Redis again
+    expect(live.peek('11')).toBeUndefined()
+    expect(live.stats).toMatchObject({ localHits: 2, trackedHits: 0, redisBatches: 1 })
+    expect(() => live.peek('0')).toThrow(InvalidArgumentError)
+    expect(() => live.peek('11', 'x')).toThrow(InvalidArgumentError)
+  })
+})
+
 describe('LiveCounts when Redis cannot answer', () => {
   it('serves the last Redis counts stale, and loads unknown ids once per id per maxAgeMs', async () => {
     await seedMembers(schema.db, 'likes', 8, [1, 2, 3])
@@ -181,6 +203,8 @@ describe('LiveCounts when Redis cannot answer', () => {
     expect(['redis-error', 'timeout']).toContain(reads[0]?.unavailable)
     expect(fallbackCalls.length).toBe(calls)
     expect(live.stats.redisFailures).toBe(1)
+    // Redis is not asked again for maxAgeMs: peek serves what read does, stale
+    expect(live.peek('9')).toMatchObject({ likes: 1, stale: true })
   })
 
   it('stays within its entry bound', async () => {

@@ -155,6 +155,26 @@ describe('LiveCounts with client tracking', () => {
     expect((await live.read(['5'])).counts.get('5')).toMatchObject({ likes: 1, stale: false })
   })
 
+  it('peek answers tracked counts however old; nothing once invalidated or tracking is lost', async () => {
+    const { live, tracking } = await trackedLayer()
+    await interactions.setLiked('9', '90', true)
+    expect(await likes(live, '9')).toBe(1)
+    clock += 3_600_000
+    expect(live.peek('9')).toMatchObject({ likes: 1, stale: false })
+    expect(live.stats).toMatchObject({ localHits: 1, trackedHits: 1 })
+    await interactions.setLiked('9', '91', true)
+    await until(() => live.stats.invalidations === 1)
+    expect(live.peek('9')).toBeUndefined()
+    expect(await likes(live, '9')).toBe(2)
+    expect(live.peek('9')).toMatchObject({ likes: 2, stale: false })
+    const list = (await f.redis.client('LIST')) as string
+    const id = /^id=(\d+) .* name=floodgate-tracking:invalidate /m.exec(list)![1]!
+    await f.redis.client('KILL', 'ID', id)
+    await until(() => !tracking.established)
+    expect(live.peek('9')).toBeUndefined()
+    expect(live.stats).toMatchObject({ localHits: 2, trackedHits: 2 })
+  })
+
   it('FLUSHALL (a null message): nothing tracked is served', async () => {
     const { live, tracking } = await trackedLayer()
     await interactions.setLiked('7', '70', true)

@@ -31,6 +31,11 @@ export class NamespaceGenerations {
     return pending
   }
 
+  /** The generation of `namespace` if this process knows it, without reading Redis. */
+  peek(namespace: string): number | undefined {
+    return this.known.get(namespace)
+  }
+
   /** Records that `namespace` reached `generation`; returns the generation now known. */
   advance(namespace: string, generation: number): number {
     const known = this.known.get(namespace)
