@@ -1,4 +1,5 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import { DeferredChildLogger } from '../log/deferred_child.js'
 
 /**
  * One log line per request instead of Fastify's two ('incoming request', then 'request completed'):
@@ -16,11 +17,14 @@ export class OneLineRequestLog extends LogController {
     reply: FastifyReply,
   ): void {
     if (this.isLogDisabled(request)) return
-    if (error)
-      reply.log.error(
-        { req: request, res: reply, err: error, responseTime: reply.elapsedTime },
-        'request errored',
-      )
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+    const fields = error
+      ? { req: request, res: reply, err: error, responseTime: reply.elapsedTime }
+      : { req: request, res: reply, responseTime: reply.elapsedTime }
+    const message = error ? 'request errored' : 'request completed'
+    const log = reply.log
+    // DeferredChildLogger: the same line without building a pino child for it
+    if (log instanceof DeferredChildLogger) log.write(error ? 'error' : 'info', fields, message)
+    else if (error) log.error(fields, message)
+    else log.info(fields, message)
   }
 }
