@@ -10,9 +10,9 @@ export interface DeferredChildLogger extends Pick<FastifyBaseLogger, Level> {}
 /**
  * A request's logger (`request.log`, `reply.log`) that builds its pino child (parent + the
  * `reqId` binding) only when something logs through it. Most requests log nothing but their one
- * request line, which {@link DeferredChildLogger.write} writes through the parent with the
- * bindings as the first fields: the same bytes as through the child (pino writes a child's
- * bindings right before the logged fields), without a pino child per request (~0.45 µs).
+ * request line, which can go through the parent ({@link DeferredChildLogger.parentWhileUnused})
+ * with the bindings as the first fields: the same bytes as through the child (pino writes a
+ * child's bindings right before the logged fields), without a pino child per request.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the level methods are set in the static block
 export class DeferredChildLogger implements FastifyBaseLogger {
@@ -30,12 +30,11 @@ export class DeferredChildLogger implements FastifyBaseLogger {
   }
 
   /**
-   * Logs `fields` (after the bindings) and `msg` at `level`: through the child when one was built,
-   * else through the parent with the bindings' fields first. `fields` must not repeat a binding.
+   * The parent while no child was built: a caller that writes the bindings' fields first, then
+   * its own, through it writes the child's line without building the child. `undefined` once built.
    */
-  write(level: Level, fields: Record<string, unknown>, msg: string): void {
-    if (this.built !== undefined) this.built[level](fields, msg)
-    else this.parent[level](Object.assign({}, this.bindings, fields), msg)
+  parentWhileUnused(): FastifyBaseLogger | undefined {
+    return this.built === undefined ? this.parent : undefined
   }
 
   get level(): string {
