@@ -16,6 +16,7 @@ import { echoRequestId, requestId } from './http/request_id.js'
 import { OneLineRequestLog } from './http/request_log.js'
 import { Problem, Video } from './http/schemas.js'
 import type { FlushSettings } from './interactions/flush.js'
+import { deferredChildLogger } from './log/deferred_child.js'
 import countersPlugin from './plugins/counters.js'
 import databasePlugin from './plugins/database.js'
 import flushPlugin from './plugins/flush.js'
@@ -107,6 +108,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: requestId,
     logController: new OneLineRequestLog(),
+    // no pino child per request unless something logs during it (src/log/deferred_child.ts)
+    childLoggerFactory: deferredChildLogger,
     // false: src/http/draining.ts answers 503 as problem+json while closing.
     return503OnClosing: false,
     frameworkErrors,

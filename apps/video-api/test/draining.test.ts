@@ -37,6 +37,7 @@ describe('closing (SIGTERM drain)', () => {
       expect(responses[1], received).toMatch(/^HTTP\/1\.1 503 /)
       expect(responses[1]).toMatch(/content-type: application\/problem\+json/i)
       expect(responses[1]).toContain('"code":"UNAVAILABLE"')
+      expect(responses[1]).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/i)
       const rows = await t.database.db
         .selectFrom('videos')
         .select('id')

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SERVICE } from '../src/service_info.js'
-import { createTestApp, type TestApp } from './support/app.js'
+import { createTestApp, secondInstance, type TestApp } from './support/app.js'
 
 let t: TestApp
 const lines: Record<string, unknown>[] = []
@@ -46,6 +46,50 @@ describe('x-request-id', () => {
     })
     expect(unauth.statusCode).toBe(401)
     expect(unauth.headers['x-request-id']).toBe('err-2')
+  })
+
+  it('is echoed on answers the router, the body parser and the rate limiter give', async () => {
+    const limited = await secondInstance(t, {
+      bodyLimitBytes: 64,
+      rateLimit: {
+        prefix: `${t.prefix}:rl`,
+        quotas: {
+          user: { limit: 5, windowMs: 60_000 },
+          anonymous: { limit: 50, windowMs: 60_000 },
+          write: { limit: 50, windowMs: 60_000 },
+          auth: { limit: 50, windowMs: 60_000 },
+          routes: { 'GET /docs/json': { limit: 1, windowMs: 60_000 } },
+        },
+        fallback: 'failClosed',
+        timeoutMs: 10_000,
+      },
+    })
+    const json = { 'content-type': 'application/json' }
+    const cases: {
+      status: number
+      method: 'GET' | 'POST'
+      url: string
+      headers?: Record<string, string>
+      payload?: string
+    }[] = [
+      { status: 400, method: 'GET', url: '/videos/%zz' }, // frameworkErrors: before any hook
+      { status: 413, method: 'POST', url: '/auth/register', headers: json, payload: 'x'.repeat(100) },
+      { status: 400, method: 'POST', url: '/auth/register', headers: json, payload: '{"broken' },
+      {
+        status: 415,
+        method: 'POST',
+        url: '/auth/register',
+        headers: { 'content-type': 'text/html' },
+        payload: '<p>',
+      },
+      { status: 200, method: 'GET', url: '/docs/json' },
+      { status: 429, method: 'GET', url: '/docs/json' },
+    ]
+    for (const [i, { status, ...request }] of cases.entries()) {
+      const id = `case-${i}`
+      const res = await limited.inject({ ...request, headers: { ...request.headers, 'x-request-id': id } })
+      expect([res.statusCode, res.headers['x-request-id']]).toEqual([status, id])
+    }
   })
 
   it('is generated (a UUID) when absent or unfit for a log line', async () => {

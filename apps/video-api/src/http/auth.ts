@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { KnownUsers } from '../auth/known_users.js'
 import { unauthorized } from './api_error.js'
 
@@ -32,21 +32,30 @@ export function registerAuth(app: FastifyInstance): void {
   const tokens = app.tokens
   app.decorateRequest('userId', undefined)
   const known = new KnownUsers((id) => app.users.exists(id))
-  app.addHook('onRequest', async (request, reply) => {
+  const invalid = (reply: FastifyReply, detail: string) => {
+    // RFC 6750 §3: a token was sent but cannot be used
+    reply.header('www-authenticate', 'Bearer error="invalid_token"')
+    return unauthorized(detail)
+  }
+  // a callback hook: anonymous requests and reads answer at once, without a promise per request
+  app.addHook('onRequest', (request, reply, done) => {
     const header = request.headers.authorization
-    if (header === undefined) return
+    if (header === undefined) return done()
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
-    if (userId === undefined) {
-      // RFC 6750 §3: a token was sent but cannot be used
-      reply.header('www-authenticate', 'Bearer error="invalid_token"')
-      throw unauthorized('bearer token is malformed, expired or invalid')
+    if (userId === undefined) return done(invalid(reply, 'bearer token is malformed, expired or invalid'))
+    if (READ_METHODS.has(request.method)) {
+      request.userId = userId
+      return done()
     }
-    if (!READ_METHODS.has(request.method) && !(await known.exists(userId))) {
-      reply.header('www-authenticate', 'Bearer error="invalid_token"')
-      throw unauthorized('the token is for a user that does not exist')
-    }
-    request.userId = userId
+    known.exists(userId).then(
+      (exists) => {
+        if (!exists) return done(invalid(reply, 'the token is for a user that does not exist'))
+        request.userId = userId
+        done()
+      },
+      (error: Error) => done(error),
+    ) // database unavailable: the problem handler answers it
   })
 }
 

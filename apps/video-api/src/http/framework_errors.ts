@@ -3,15 +3,18 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ProblemCode } from './api_error.js'
 import { classify, sendProblem } from './problem_handler.js'
+import { setRequestIdHeader } from './request_id.js'
 
 /**
  * Fastify's `frameworkErrors`: errors raised while routing, before any hook
  * runs (`FST_ERR_BAD_URL` for a malformed %-escape such as `/videos/%zz`,
  * `FST_ERR_MAX_PARAM_LENGTH` for a path parameter over 100 characters).
  * Without it Fastify answers plain JSON with its own code; with it they are
- * problem+json like every other 4xx (400 or 414, code `VALIDATION_FAILED`).
+ * problem+json like every other 4xx (400 or 414, code `VALIDATION_FAILED`), with `x-request-id`
+ * (no hook sets it on these).
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  setRequestIdHeader(request, reply)
   void sendProblem(reply, request, classify(error))
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /** The header a caller (or a proxy) sets to correlate its request with our logs. */
 export const REQUEST_ID_HEADER = 'x-request-id'
@@ -15,10 +15,21 @@ export function requestId(request: IncomingMessage): string {
   return typeof header === 'string' && ACCEPTED.test(header) ? header : randomUUID()
 }
 
-/** Echoes the request id (`request.id`, logged as `reqId`) in `x-request-id` on every answer, errors included. */
+/**
+ * Echoes the request id (`request.id`, logged as `reqId`) in `x-request-id` on every answer, errors
+ * included. Set when the request arrives, by the first `onRequest` hook (call this before any other
+ * hook is added, so their errors carry it too): an `onSend` hook would make Fastify run a whole
+ * onSend stage on every reply only for this. Answers given before any hook runs (routing errors) get
+ * it from {@link setRequestIdHeader} in `frameworkErrors`.
+ */
 export function echoRequestId(app: FastifyInstance): void {
-  app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header(REQUEST_ID_HEADER, request.id)
-    done(null, payload)
+  app.addHook('onRequest', (request, reply, done) => {
+    setRequestIdHeader(request, reply)
+    done()
   })
+}
+
+/** Puts `request.id` in the `x-request-id` header of `reply`. */
+export function setRequestIdHeader(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header(REQUEST_ID_HEADER, request.id)
 }

@@ -1,4 +1,8 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import { DeferredChildLogger } from '../log/deferred_child.js'
+
+const COMPLETED = 'request completed'
+const ERRORED = 'request errored'
 
 /**
  * One log line per request instead of Fastify's two ('incoming request', then 'request completed'):
@@ -16,11 +20,19 @@ export class OneLineRequestLog extends LogController {
     reply: FastifyReply,
   ): void {
     if (this.isLogDisabled(request)) return
-    if (error)
-      reply.log.error(
-        { req: request, res: reply, err: error, responseTime: reply.elapsedTime },
-        'request errored',
-      )
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed')
+    const log = reply.log
+    // no child built for this request (src/log/deferred_child.ts): the same line through the parent,
+    // the child's one binding (reqId, as object literals cost less than copies) written first
+    const parent =
+      this.requestIdLogLabel === 'reqId' && log instanceof DeferredChildLogger
+        ? log.parentWhileUnused()
+        : undefined
+    const responseTime = reply.elapsedTime
+    if (error) {
+      if (parent)
+        parent.error({ reqId: request.id, req: request, res: reply, err: error, responseTime }, ERRORED)
+      else log.error({ req: request, res: reply, err: error, responseTime }, ERRORED)
+    } else if (parent) parent.info({ reqId: request.id, req: request, res: reply, responseTime }, COMPLETED)
+    else log.info({ req: request, res: reply, responseTime }, COMPLETED)
   }
 }

@@ -1,5 +1,6 @@
 import { CACHE_OUTCOMES, type CacheEventEmitter, type CacheOutcome } from '../cache/events.js'
 import type { BreakerState } from '../circuit_breaker/index.js'
+import { counterSeries, histogramSeries } from './bound_series.js'
 import { promClient } from './prom_client.js'
 import type { MetricsRegistry } from './registry.js'
 import { sharedMetric } from './shared_metric.js'
@@ -31,18 +32,17 @@ export function bindCacheMetrics(registry: MetricsRegistry, cache: string, event
     labelNames: ['cache'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   })
-  const children = new Map<CacheOutcome, ReturnType<typeof counter.labels>>()
+  // one bound series per outcome: an outcome is counted on every cache read
+  const outcomes = new Map<CacheOutcome, () => void>()
   for (const outcome of CACHE_OUTCOMES) {
-    const child = counter.labels(cache, outcome)
-    child.inc(0)
-    children.set(outcome, child)
+    counter.labels(cache, outcome).inc(0)
+    outcomes.set(outcome, counterSeries(counter, { cache, outcome }))
   }
   gauge.labels(cache).set(0)
-  const loadHistogram = histogram.labels(cache)
+  const observeLoad = histogramSeries(histogram, { cache })
   events.on('outcome', (event) => {
-    children.get(event.outcome)?.inc()
-    if (event.outcome === 'load' && event.durationMs !== undefined)
-      loadHistogram.observe(event.durationMs / 1000)
+    outcomes.get(event.outcome)?.()
+    if (event.outcome === 'load' && event.durationMs !== undefined) observeLoad(event.durationMs / 1000)
   })
   events.on('breaker', ({ state }) => gauge.labels(cache).set(BREAKER_VALUE[state]))
 }

@@ -1,4 +1,5 @@
 export { bindBloomReplicaMetrics } from './bloom_replica_metrics.js'
+export { counterSeries, histogramSeries } from './bound_series.js'
 export { bindCacheMetrics } from './cache_metrics.js'
 export { bindGuardMetrics } from './guard_metrics.js'
 export { bindMutexMetrics } from './mutex_metrics.js'

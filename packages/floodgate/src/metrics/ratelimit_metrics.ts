@@ -1,5 +1,6 @@
 import type { RedisRateLimiter } from '../ratelimit/redis_rate_limiter.js'
 import type { RateLimitSource } from '../ratelimit/types.js'
+import { counterSeries } from './bound_series.js'
 import { promClient } from './prom_client.js'
 import type { MetricsRegistry } from './registry.js'
 import { sharedMetric } from './shared_metric.js'
@@ -29,9 +30,20 @@ export function bindRateLimiterMetrics(registry: MetricsRegistry, limiter: Redis
     labelNames: ['policy', 'source', 'allowed'],
   })
   const policy = limiter.policy.name
+  // one bound series per (source, answer), made on first use: a decision is counted on every request
+  const bySource = new Map<RateLimitSource, Record<'true' | 'false', () => void>>()
+  const seriesOf = (source: RateLimitSource) => {
+    let series = bySource.get(source)
+    if (series === undefined) {
+      series = {
+        true: counterSeries(decisions, { policy, source, allowed: 'true' }),
+        false: counterSeries(decisions, { policy, source, allowed: 'false' }),
+      }
+      bySource.set(source, series)
+    }
+    return series
+  }
   for (const source of SOURCES)
     for (const allowed of ['true', 'false']) decisions.labels(policy, source, allowed).inc(0)
-  limiter.events.on('decision', ({ source, allowed }) =>
-    decisions.labels(policy, source, String(allowed)).inc(),
-  )
+  limiter.events.on('decision', ({ source, allowed }) => seriesOf(source)[allowed ? 'true' : 'false']())
 }
