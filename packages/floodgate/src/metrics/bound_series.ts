@@ -1,8 +1,19 @@
-import type { Counter, Histogram, LabelValues } from 'prom-client'
+// Structural types, not prom-client's: this module is in the root entry point, whose declarations
+// must not need the optional peer dependency.
+/** Label values of one series, as prom-client takes them. */
+export type SeriesLabels = Record<string, string | number>
+/** The part of a prom-client `Counter` {@link counterSeries} uses. */
+export interface CounterLike {
+  inc(labels: SeriesLabels): void
+}
+/** The part of a prom-client `Histogram` {@link histogramSeries} uses. */
+export interface HistogramLike {
+  observe(labels: SeriesLabels, value: number): void
+}
 
 /** prom-client's per-series state (`hashMap` of a Counter or Histogram, one entry per label set). */
 interface SeriesEntry {
-  labels: LabelValues<string>
+  labels: SeriesLabels
   value?: number
   sum?: number
   count?: number
@@ -22,7 +33,7 @@ interface MetricState {
  */
 function boundEntry<T>(
   metric: MetricState,
-  labels: LabelValues<string>,
+  labels: SeriesLabels,
   viaPublicApi: (arg: T) => void,
   fast: (entry: SeriesEntry, arg: T) => void,
 ): (arg: T) => void {
@@ -52,7 +63,7 @@ function boundEntry<T>(
  * Same /metrics output: the series is created by prom-client on the first call.
  * @throws {Error} on the first call, as `counter.inc`, when `labels` has a label the counter lacks.
  */
-export function counterSeries(counter: Counter<string>, labels: LabelValues<string>): () => void {
+export function counterSeries(counter: CounterLike, labels: SeriesLabels): () => void {
   const inc = boundEntry<undefined>(
     counter as unknown as MetricState,
     labels,
@@ -69,10 +80,7 @@ export function counterSeries(counter: Counter<string>, labels: LabelValues<stri
  * every request. Same buckets, sum, count and /metrics output as `observe`.
  * @throws {TypeError} as `observe`, when `value` is not a finite number.
  */
-export function histogramSeries(
-  histogram: Histogram<string>,
-  labels: LabelValues<string>,
-): (value: number) => void {
+export function histogramSeries(histogram: HistogramLike, labels: SeriesLabels): (value: number) => void {
   const { upperBounds } = histogram as unknown as { upperBounds: readonly number[] }
   // prom-client keys bucketValues by the bound turned into a property name
   const bucketKeys = upperBounds.map(String)
