@@ -32,13 +32,56 @@ const fieldsByPolicy = new WeakMap<RateLimitPolicy, PolicyFields>()
  * (t = the draft's effective window, never above w), `X-RateLimit-Limit`, `X-RateLimit-Remaining`,
  * `X-RateLimit-Reset` (epoch s) and, when rejected, `Retry-After` (integer s ≥ t). Durations come
  * from the result's own `nowMs`. See README.md beside this file, "HTTP headers", for `t` per
- * decision and why `qu` and `pk` are not sent.
+ * decision and why `qu` and `pk` are not sent. {@link putRateLimitHeaders} gives the same fields
+ * one by one, without building this object.
  * @throws {InvalidArgumentError} `name` containing `"` or `\`.
  */
 export function rateLimitHeaders(
   result: RateLimitResult,
   options?: RateLimitHeaderOptions,
 ): Record<string, string> {
+  const headers: Record<string, string> = {}
+  putRateLimitHeaders(
+    result,
+    (name, value) => {
+      headers[CANONICAL_NAMES[name]] = value
+    },
+    options,
+  )
+  return headers
+}
+
+/** The names {@link putRateLimitHeaders} passes, lower-case (as HTTP/2 requires and Node.js stores them). */
+export type RateLimitHeaderName =
+  | 'ratelimit-policy'
+  | 'ratelimit'
+  | 'x-ratelimit-limit'
+  | 'x-ratelimit-remaining'
+  | 'x-ratelimit-reset'
+  | 'retry-after'
+
+// the spelling of rateLimitHeaders's keys
+const CANONICAL_NAMES: Readonly<Record<RateLimitHeaderName, string>> = {
+  'ratelimit-policy': 'RateLimit-Policy',
+  ratelimit: 'RateLimit',
+  'x-ratelimit-limit': 'X-RateLimit-Limit',
+  'x-ratelimit-remaining': 'X-RateLimit-Remaining',
+  'x-ratelimit-reset': 'X-RateLimit-Reset',
+  'retry-after': 'Retry-After',
+}
+
+/**
+ * The fields of {@link rateLimitHeaders}, each passed to `put(name, value)` with its lower-case
+ * name, in the same order: for a server's own header setter on a hot path (e.g.
+ * `putRateLimitHeaders(result, (name, value) => reply.header(name, value))`), where building and
+ * walking an object per request costs more than the fields themselves.
+ * @throws {InvalidArgumentError} `name` containing `"` or `\` (before `put` is called).
+ */
+export function putRateLimitHeaders(
+  result: RateLimitResult,
+  put: (name: RateLimitHeaderName, value: string) => void,
+  options?: RateLimitHeaderOptions,
+): void {
   const fields = policyFields(result, options?.name ?? result.policy.name)
   const untilRestoredMs = Math.max(0, result.resetAtMs - result.nowMs)
   const waitMs = result.retryAfterMs > 0 ? result.retryAfterMs : untilRestoredMs
@@ -48,15 +91,12 @@ export function rateLimitHeaders(
   let t = Math.ceil(effectiveMs / 1000)
   if (!result.allowed) t = Math.max(1, t)
   const remaining = String(result.remaining)
-  const headers: Record<string, string> = {
-    'RateLimit-Policy': fields.policy,
-    RateLimit: `${fields.remainingPrefix}${remaining};t=${t}`,
-    'X-RateLimit-Limit': fields.limitText,
-    'X-RateLimit-Remaining': remaining,
-    'X-RateLimit-Reset': String(Math.ceil((result.nowMs + effectiveMs) / 1000)),
-  }
-  if (!result.allowed) headers['Retry-After'] = String(Math.max(t, Math.ceil(waitMs / 1000)))
-  return headers
+  put('ratelimit-policy', fields.policy)
+  put('ratelimit', `${fields.remainingPrefix}${remaining};t=${t}`)
+  put('x-ratelimit-limit', fields.limitText)
+  put('x-ratelimit-remaining', remaining)
+  put('x-ratelimit-reset', String(Math.ceil((result.nowMs + effectiveMs) / 1000)))
+  if (!result.allowed) put('retry-after', String(Math.max(t, Math.ceil(waitMs / 1000))))
 }
 
 /** The policy's constant parts for `name` and the result's limit, from the cache or built (and validated) once. */

@@ -1,7 +1,12 @@
 export { RATE_LIMIT_DEFAULTS } from './defaults.js'
 export { RateLimiterEventEmitter, type RateLimiterEvents } from './events.js'
 export type { RateLimitFallback } from './fallback.js'
-export { type RateLimitHeaderOptions, rateLimitHeaders } from './headers.js'
+export {
+  putRateLimitHeaders,
+  type RateLimitHeaderName,
+  type RateLimitHeaderOptions,
+  rateLimitHeaders,
+} from './headers.js'
 export { type LimitAllResult, limitAll, type PolicyCheck } from './limit_all.js'
 export {
   createMemoryRateLimiter,

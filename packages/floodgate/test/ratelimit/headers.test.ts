@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import {
   createRateLimiter,
   InvalidArgumentError,
+  putRateLimitHeaders,
   RATE_LIMIT_ALGORITHMS,
   type RateLimitResult,
   rateLimitHeaders,
@@ -110,6 +111,44 @@ describe('rateLimitHeaders', () => {
     expect([insured['RateLimit-Policy'], insured['X-RateLimit-Limit']]).toEqual(['"api";q=33;w=60', '33'])
     expect(() => rateLimitHeaders(result({}), { name: 'a"b' })).toThrow(InvalidArgumentError)
     expect(rateLimitHeaders(result({})).RateLimit).toBe('"api";r=42;t=17')
+  })
+})
+
+describe('putRateLimitHeaders', () => {
+  const put = (r: RateLimitResult, options?: { name: string }) => {
+    const pairs: [string, string][] = []
+    putRateLimitHeaders(r, (name, value) => pairs.push([name, value]), options)
+    return pairs
+  }
+
+  it('passes the fields of rateLimitHeaders in order, with lower-case names', () => {
+    for (const r of [
+      result({}),
+      result({ allowed: false, remaining: 0, retryAfterMs: 2500 }),
+      result({ remaining: 7, resetAtMs: nowMs + 400 }),
+    ]) {
+      const expected = Object.entries(rateLimitHeaders(r, { name: 'n' })).map(([k, v]) => [
+        k.toLowerCase(),
+        v,
+      ])
+      expect(put(r, { name: 'n' })).toEqual(expected)
+    }
+    expect(put(result({ allowed: false, remaining: 0, retryAfterMs: 1 })).map(([name]) => name)).toEqual([
+      'ratelimit-policy',
+      'ratelimit',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'retry-after',
+    ])
+  })
+
+  it('refuses a name that would break the structured field before passing any field', () => {
+    const pairs: string[] = []
+    expect(() => putRateLimitHeaders(result({}), (name) => pairs.push(name), { name: 'a"b' })).toThrow(
+      InvalidArgumentError,
+    )
+    expect(pairs).toEqual([])
   })
 })
 
