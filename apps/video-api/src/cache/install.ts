@@ -33,6 +33,11 @@ export interface VideoCacheDeps {
   log: FastifyBaseLogger
   reader: VideoReader
   writer: VideoWriter
+  /**
+   * The app's shared client tracking (`app.clientTracking`), used when `l1Tracking` is on.
+   * @default none: the cache opens its own pair and closes it with the cache
+   */
+  clientTracking?: () => ClientTracking
 }
 
 /** What a Bloom rebuild reports (`POST /admin/rebuild/bloom` answers it). */
@@ -125,9 +130,11 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
     lockWaitMs: s.lockWaitMs,
   }
   // the hot path's L1 kept until Redis invalidates it: no L2 GET for a hot video that does not change
-  const tracking = s.l1Tracking
-    ? new ClientTracking(deps.redis, { connectionName: 'video-api-cache' })
-    : undefined
+  const ownTracking =
+    s.l1Tracking && !deps.clientTracking
+      ? new ClientTracking(deps.redis, { connectionName: 'video-api-cache' })
+      : undefined
+  const tracking = s.l1Tracking ? (ownTracking ?? deps.clientTracking?.()) : undefined
   const videos = createCache<Video>({
     ...common,
     name: 'video',
@@ -171,7 +178,7 @@ export function installVideoCache(deps: VideoCacheDeps, settings: VideoCacheSett
       replica.close()
       videos.close()
       feed.close()
-      tracking?.close()
+      ownTracking?.close()
       rebuildRedis.disconnect()
     },
   }

@@ -100,6 +100,11 @@ export function createCountersService(input: {
   metrics?: CountersMetrics
   /** The database guard the PostgreSQL fallback runs behind (a shed fallback serves what is known, stale). */
   dbGuard?: ConcurrencyGuard
+  /**
+   * The app's shared client tracking (`app.clientTracking`), used when `tracking` is on.
+   * @default none: the service opens its own pair and closes it with the service
+   */
+  clientTracking?: () => ClientTracking
 }): CountersService {
   const s = input.settings ?? {}
   const d = COUNTERS_SETTINGS_DEFAULTS
@@ -116,7 +121,8 @@ export function createCountersService(input: {
     rankingCacheTtlMs: s.rankingCacheTtlMs ?? d.rankingCacheTtlMs,
     recoveryCommandTimeoutMs: s.recoveryCommandTimeoutMs ?? d.recoveryCommandTimeoutMs,
   }
-  const tracking = settings.tracking ? new ClientTracking(input.redis) : undefined
+  const ownTracking = settings.tracking && !input.clientTracking ? new ClientTracking(input.redis) : undefined
+  const tracking = settings.tracking ? (ownTracking ?? input.clientTracking?.()) : undefined
   const sql = kyselySqlDatabase(input.db)
   const fallbackSql = input.dbGuard ? guardedExecutor(sql, input.dbGuard) : sql
   // the epoch checks and rebuilds: background work of many Lua steps (see maintenanceClient)
@@ -165,7 +171,7 @@ export function createCountersService(input: {
     close: async () => {
       await recovery.stop()
       live.close()
-      tracking?.close()
+      ownTracking?.close()
       recoveryRedis.disconnect()
     },
   }

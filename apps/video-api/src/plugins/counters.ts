@@ -26,6 +26,7 @@ async function countersPlugin(app: FastifyInstance, settings: CountersSettings):
     settings,
     metrics,
     dbGuard: app.dbGuard,
+    clientTracking: app.clientTracking,
   })
   app.decorate('counters', counters)
   registerCountsOverlay(app, counters)

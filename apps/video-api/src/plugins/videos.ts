@@ -39,6 +39,7 @@ async function videosPlugin(app: FastifyInstance, options: VideosPluginOptions):
       log: app.log,
       reader,
       writer: app.videoWriter,
+      clientTracking: app.clientTracking,
     },
     options.cache === true ? {} : options.cache,
   )

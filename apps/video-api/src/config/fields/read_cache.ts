@@ -72,7 +72,7 @@ export const readCacheFields = {
     toml: 'cache_l1_tracking',
     default: 'true',
     type: { kind: 'bool' },
-    doc: 'Keep cached videos in the in-process L1 until Redis invalidates them (Redis client-side caching, CLIENT TRACKING, on two more connections per instance), at most 5 minutes, instead of CACHE_L1_TTL_MS: no Redis read for a hot video that does not change, and a change on any instance is seen by every instance within milliseconds. CACHE_L1_TTL_MS then bounds entries read while tracking is not established (Redis Cluster, where it is not supported, or a Redis without it) and, once tracking is lost, every entry.',
+    doc: 'Keep cached videos in the in-process L1 until Redis invalidates them (Redis client-side caching, CLIENT TRACKING, on two more connections per instance, shared with COUNTS_TRACKING), at most 5 minutes, instead of CACHE_L1_TTL_MS: no Redis read for a hot video that does not change, and a change on any instance is seen by every instance within milliseconds. CACHE_L1_TTL_MS then bounds entries read while tracking is not established (Redis Cluster, where it is not supported, or a Redis without it) and, once tracking is lost, every entry.',
   },
   cacheL1MaxEntries: {
     env: 'CACHE_L1_MAX_ENTRIES',
@@ -122,7 +122,7 @@ export const readCacheFields = {
     toml: 'counts_tracking',
     default: 'true',
     type: { kind: 'bool' },
-    doc: 'Keep live counts in process until Redis invalidates them (Redis client-side caching, CLIENT TRACKING, on two more connections per instance): no Redis read for counts on a cached view in steady state, and a change is seen by every instance within milliseconds. COUNTS_MAX_AGE_MS then bounds only counts read while tracking is not established (Redis Cluster, where it is not supported, or a Redis without it).',
+    doc: 'Keep live counts in process until Redis invalidates them (Redis client-side caching, CLIENT TRACKING, on two more connections per instance, shared with CACHE_L1_TRACKING): no Redis read for counts on a cached view in steady state, and a change is seen by every instance within milliseconds. COUNTS_MAX_AGE_MS then bounds only counts read while tracking is not established (Redis Cluster, where it is not supported, or a Redis without it).',
   },
   feedCacheTtlMs: {
     env: 'FEED_CACHE_TTL_MS',
