@@ -1,6 +1,7 @@
 // GET /videos/:id side by side in one run: a bare Fastify process answering one constant video
-// (the ceiling, bench/cache/bare_server.ts), the real service uncached (CACHE_ENABLED=false) and
-// cached. Closed loop: autocannon in its own process (bench/http/get-video.ts), Zipf(1) over the
+// (the ceiling, bench/cache/bare_server.ts), optionally (`catalog`) a bare Fastify process answering
+// every public video's JSON text from a Map (the same ids and working set as the service: the
+// ceiling of any in-process cache), the real service uncached (CACHE_ENABLED=false) and cached. Closed loop: autocannon in its own process (bench/http/get-video.ts), Zipf(1) over the
 // seeded popularity, `--connections` connections.
 //   node --conditions=floodgate-source --import tsx bench/cache/http.ts --db postgres://postgres@127.0.0.1:5432/va_bench_cache
 // The database must be seeded first (npm run seed -w video-api -- --users 2000 --videos 20000).
@@ -23,7 +24,9 @@
 // Every service run starts on an empty cache (a fresh redis-server), then GETs every id once and runs
 // the timed warm-up, so the measured run is a steady state however fast the service is.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -51,7 +54,8 @@ const { values } = parseArgs({
   },
 })
 const root = fileURLToPath(new URL('../../', import.meta.url))
-type Mode = 'bare' | 'uncached' | 'cached'
+type Mode = 'bare' | 'catalog' | 'uncached' | 'cached'
+const isBare = (mode: Mode) => mode === 'bare' || mode === 'catalog'
 const overrides: Record<string, string> = Object.fromEntries(
   values.env!.split(',').flatMap((pair) => {
     const at = pair.indexOf('=')
@@ -84,6 +88,25 @@ async function popularVideoJson(): Promise<string> {
   await client.end()
   if (rows.length === 0) throw new Error('no seeded videos: run npm run seed first')
   return JSON.stringify(rows[0]!.video)
+}
+
+/** Every public video's JSON text in the API's shape, by id: the `catalog` server's Map, as a file. */
+async function catalogFile(): Promise<string> {
+  const client = new pg.Client({ connectionString: values.db })
+  await client.connect()
+  const { rows } = await client.query<{ id: string; video: unknown }>(`
+    select v.id::text as id, json_build_object(
+      'id', v.id::text, 'authorId', v.author_id::text, 'title', v.title, 'description', v.description,
+      'coverUrl', v.cover_url, 'playUrl', v.play_url, 'visibility', v.visibility, 'status', v.status,
+      'likeCount', v.like_count, 'favoriteCount', v.favorite_count, 'playCount', v.play_count,
+      'createdAt', to_char(v.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'updatedAt', to_char(v.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) as video
+    from videos v where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'`)
+  await client.end()
+  const file = join(tmpdir(), `floodgate-bench-catalog-${process.pid}.json`)
+  writeFileSync(file, JSON.stringify(Object.fromEntries(rows.map((r) => [r.id, JSON.stringify(r.video)]))))
+  process.once('exit', () => rmSync(file, { force: true }))
+  return file
 }
 
 function run(command: string, args: string[]): Promise<string> {
@@ -141,24 +164,26 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(force)
 }
 
-async function measure(mode: Mode, bareVideo: string) {
+async function measure(mode: Mode, bareVideo: string, catalog: string | undefined) {
   const port = await freePort()
-  const redisServer = mode === 'bare' ? undefined : await PrivateRedis.start()
+  const redisServer = isBare(mode) ? undefined : await PrivateRedis.start()
   const profile = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}/${mode}`] : []
   const env: NodeJS.ProcessEnv =
     mode === 'bare'
       ? { ...process.env, PORT: String(port), BARE_VIDEO_JSON: bareVideo }
-      : {
-          ...process.env,
-          PORT: String(port),
-          DATABASE_URL: values.db,
-          REDIS_URL: redisServer!.url,
-          CACHE_ENABLED: mode === 'cached' ? 'true' : 'false',
-          RATE_LIMIT_ANONYMOUS_LIMIT: '1000000',
-          JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-          ...overrides,
-        }
-  const entry = mode === 'bare' ? 'bench/cache/bare_server.ts' : 'apps/video-api/src/main.ts'
+      : mode === 'catalog'
+        ? { ...process.env, PORT: String(port), BARE_CATALOG_FILE: catalog }
+        : {
+            ...process.env,
+            PORT: String(port),
+            DATABASE_URL: values.db,
+            REDIS_URL: redisServer!.url,
+            CACHE_ENABLED: mode === 'cached' ? 'true' : 'false',
+            RATE_LIMIT_ANONYMOUS_LIMIT: '1000000',
+            JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+            ...overrides,
+          }
+  const entry = isBare(mode) ? 'bench/cache/bare_server.ts' : 'apps/video-api/src/main.ts'
   // the service's log goes to /dev/null: a pipe read by this process would cost this process CPU
   const service = spawn(process.execPath, [...profile, ...TS_NODE_FLAGS, entry], {
     cwd: root,
@@ -167,7 +192,7 @@ async function measure(mode: Mode, bareVideo: string) {
   })
   process.once('exit', () => service.kill('SIGKILL'))
   const base = `http://127.0.0.1:${port}`
-  if (mode === 'bare') await waitUntil(`${base}/videos/1`, (status) => status === 200, 'bare server')
+  if (isBare(mode)) await waitUntil(`${base}/videos/x`, (status) => status > 0, 'bare server')
   else await waitUntil(`${base}/readyz`, (status) => status === 200, `service (${mode})`)
   // cached: also wait for the Bloom replica (the filter is rebuilt from the database at start)
   if (mode === 'cached')
@@ -192,7 +217,7 @@ async function measure(mode: Mode, bareVideo: string) {
       values.connections!,
     ])
   // not measured: every id once (into the cache, or PostgreSQL's buffers), then the timed warm-up
-  if (mode !== 'bare') await sweep(base, await popularIds(values.db!))
+  if (!isBare(mode)) await sweep(base, await popularIds(values.db!))
   await load(values.warmup!)
   await sleep(1500)
   const redis = redisServer ? new Redis(redisServer.url) : undefined
@@ -242,7 +267,7 @@ async function measure(mode: Mode, bareVideo: string) {
       .sort((a, b) => b[1] - a[1]),
   )
   // bare: no database; the popularity query of get-video.ts is one transaction, subtracted here
-  const dbTransactions = mode === 'bare' ? 0 : afterXacts - before.xacts - 1
+  const dbTransactions = isBare(mode) ? 0 : afterXacts - before.xacts - 1
   return {
     mode,
     ...summary,
@@ -257,10 +282,11 @@ async function measure(mode: Mode, bareVideo: string) {
 
 const modes = values.modes!.split(',').map((m) => m.trim())
 for (const mode of modes)
-  if (mode !== 'bare' && mode !== 'uncached' && mode !== 'cached') throw new Error(`unknown mode ${mode}`)
+  if (!['bare', 'catalog', 'uncached', 'cached'].includes(mode)) throw new Error(`unknown mode ${mode}`)
 const bareVideo = await popularVideoJson()
+const catalog = modes.includes('catalog') ? await catalogFile() : undefined
 const rows: Awaited<ReturnType<typeof measure>>[] = []
-for (const mode of modes as Mode[]) rows.push(await measure(mode, bareVideo))
+for (const mode of modes as Mode[]) rows.push(await measure(mode, bareVideo, catalog))
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b)
   const mid = s.length >> 1
@@ -280,11 +306,19 @@ const result = {
   warmupS: Number(values.warmup),
   serviceOverrides: overrides,
   rows,
-  medianRequestsPerSecond: { bare: rps('bare'), uncached: rps('uncached'), cached: rps('cached') },
+  medianRequestsPerSecond: {
+    bare: rps('bare'),
+    catalog: rps('catalog'),
+    uncached: rps('uncached'),
+    cached: rps('cached'),
+  },
   ratios: {
     cachedOverBare: ratio(rps('cached'), rps('bare')),
     cachedOverUncached: ratio(rps('cached'), rps('uncached')),
     cachedP99OverBareP99: ratio(p99('cached'), p99('bare')),
+    // NaN without a catalog run
+    cachedOverCatalog: ratio(rps('cached'), rps('catalog')),
+    cachedP99OverCatalogP99: ratio(p99('cached'), p99('catalog')),
   },
 }
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
@@ -299,8 +333,9 @@ console.log(
 )
 console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
 for (const r of rows) {
-  const redisCells =
-    r.mode === 'bare' ? '– | –' : `${r.redisRoundTripsPerRequest} | ${r.redisCommandsPerRequest}`
+  const redisCells = isBare(r.mode)
+    ? '– | –'
+    : `${r.redisRoundTripsPerRequest} | ${r.redisCommandsPerRequest}`
   console.log(
     `| ${r.mode} | ${r.requestsPerSecond} | ${r.latencyMs.p50} | ${r.latencyMs.p99} | ${r.non2xx} | ${r.cpuMsPerRequest} | ${redisCells} | ${r.dbQueriesPerRequest} |`,
   )
@@ -308,7 +343,11 @@ for (const r of rows) {
 console.log(
   `\nmedians: cached ÷ bare ${result.ratios.cachedOverBare}, cached ÷ uncached ${result.ratios.cachedOverUncached}, cached p99 ÷ bare p99 ${result.ratios.cachedP99OverBareP99}`,
 )
-for (const r of rows.filter((r) => r.mode !== 'bare')) {
+if (catalog)
+  console.log(
+    `catalog (bare Fastify, every video's text in a Map): cached ÷ catalog ${result.ratios.cachedOverCatalog}, p99 ${result.ratios.cachedP99OverCatalogP99}`,
+  )
+for (const r of rows.filter((r) => !isBare(r.mode))) {
   console.log(`${r.mode} Redis commands / request: ${JSON.stringify(r.redisCommandsPerRequestByName)}`)
   if (r.mode === 'cached')
     console.log(`cache outcomes (warm-up + run): ${JSON.stringify(r.cacheOutcomesIncludingWarmup)}`)
