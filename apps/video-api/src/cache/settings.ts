@@ -20,8 +20,9 @@ export interface VideoCacheSettings {
   /** In-process L1 TTL (ms); with `l1Tracking` established, only of entries read untracked. @default the field table's `CACHE_L1_TTL_MS` */
   l1TtlMs?: number
   /**
-   * Keep the video cache's L1 entries until Redis invalidates them (floodgate `ClientTracking`
-   * on two more connections, closed with the cache), at most floodgate's `l1.trackedMaxAgeMs`. @default the field table's `CACHE_L1_TRACKING`
+   * Keep the video cache's L1 entries until Redis invalidates them (floodgate `ClientTracking`:
+   * the app's pair, shared with the live counts, or the cache's own when installed without one),
+   * at most floodgate's `l1.trackedMaxAgeMs`. @default the field table's `CACHE_L1_TRACKING`
    */
   l1Tracking?: boolean
   /**
