@@ -1,8 +1,9 @@
 // GET /videos/:id side by side in one run: a bare Fastify process answering one constant video
 // (the ceiling, bench/cache/bare_server.ts), optionally (`catalog`) a bare Fastify process answering
 // every public video's JSON text from a Map (the same ids and working set as the service: the
-// ceiling of any in-process cache), the real service uncached (CACHE_ENABLED=false) and cached. Closed loop: autocannon in its own process (bench/http/get-video.ts), Zipf(1) over the
-// seeded popularity, `--connections` connections.
+// ceiling of any in-process cache), the real service uncached (CACHE_ENABLED=false) and cached.
+// Closed loop: autocannon in its own process (bench/http/get-video.ts), Zipf(1) over the seeded
+// popularity, `--connections` connections.
 //   node --conditions=floodgate-source --import tsx bench/cache/http.ts --db postgres://postgres@127.0.0.1:5432/va_bench_cache
 // The database must be seeded first (npm run seed -w video-api -- --users 2000 --videos 20000).
 // Interleaved rounds on a shared box, medians reported:
@@ -73,36 +74,42 @@ async function transactions(): Promise<number> {
   return Number(rows[0]?.n ?? 0)
 }
 
-/** The most popular video in the API's shape (as video-api's toVideo maps a row): the bare route's answer. */
-async function popularVideoJson(): Promise<string> {
+/**
+ * Videos as video-api's toVideo shapes them (`video`, with `v.id` as `id`)
+ * from the rest of a query (`from … where … order by …`).
+ */
+async function videoRows(rest: string): Promise<{ id: string; video: unknown }[]> {
   const client = new pg.Client({ connectionString: values.db })
   await client.connect()
-  const { rows } = await client.query<{ video: unknown }>(`
-    select json_build_object(
-      'id', v.id::text, 'authorId', v.author_id::text, 'title', v.title, 'description', v.description,
-      'coverUrl', v.cover_url, 'playUrl', v.play_url, 'visibility', v.visibility, 'status', v.status,
-      'likeCount', v.like_count, 'favoriteCount', v.favorite_count, 'playCount', v.play_count,
-      'createdAt', to_char(v.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'updatedAt', to_char(v.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) as video
-    from video_popularity p join videos v on v.id = p.video_id order by p.rank limit 1`)
-  await client.end()
+  try {
+    const { rows } = await client.query<{ id: string; video: unknown }>(`
+      select v.id::text as id, json_build_object(
+        'id', v.id::text, 'authorId', v.author_id::text, 'title', v.title, 'description', v.description,
+        'coverUrl', v.cover_url, 'playUrl', v.play_url, 'visibility', v.visibility, 'status', v.status,
+        'likeCount', v.like_count, 'favoriteCount', v.favorite_count, 'playCount', v.play_count,
+        'createdAt', to_char(v.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        'updatedAt', to_char(v.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) as video
+      ${rest}`)
+    return rows
+  } finally {
+    await client.end()
+  }
+}
+
+/** The most popular video in the API's shape: the bare route's answer. */
+async function popularVideoJson(): Promise<string> {
+  const rows = await videoRows(
+    'from video_popularity p join videos v on v.id = p.video_id order by p.rank limit 1',
+  )
   if (rows.length === 0) throw new Error('no seeded videos: run npm run seed first')
   return JSON.stringify(rows[0]!.video)
 }
 
 /** Every public video's JSON text in the API's shape, by id: the `catalog` server's Map, as a file. */
 async function catalogFile(): Promise<string> {
-  const client = new pg.Client({ connectionString: values.db })
-  await client.connect()
-  const { rows } = await client.query<{ id: string; video: unknown }>(`
-    select v.id::text as id, json_build_object(
-      'id', v.id::text, 'authorId', v.author_id::text, 'title', v.title, 'description', v.description,
-      'coverUrl', v.cover_url, 'playUrl', v.play_url, 'visibility', v.visibility, 'status', v.status,
-      'likeCount', v.like_count, 'favoriteCount', v.favorite_count, 'playCount', v.play_count,
-      'createdAt', to_char(v.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'updatedAt', to_char(v.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) as video
-    from videos v where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'`)
-  await client.end()
+  const rows = await videoRows(
+    "from videos v where v.deleted_at is null and v.status = 'published' and v.visibility = 'public'",
+  )
   const file = join(tmpdir(), `floodgate-bench-catalog-${process.pid}.json`)
   writeFileSync(file, JSON.stringify(Object.fromEntries(rows.map((r) => [r.id, JSON.stringify(r.video)]))))
   process.once('exit', () => rmSync(file, { force: true }))
