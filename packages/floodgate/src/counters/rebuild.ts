@@ -1,3 +1,4 @@
+import { awaitFlushesInFlight } from '../interactions/flush_fence.js'
 import type { InteractionKeys } from '../interactions/keys.js'
 import type { QuotedTables } from '../interactions/tables.js'
 import { toMember } from '../rankings/member.js'
@@ -55,12 +56,14 @@ interface MemberRow {
  * Rebuilds like/favourite sets, play counters and the all-time rankings from
  * PostgreSQL, chunk by chunk (keyset pagination, `chunkSize` rows per page) with
  * one Lua step per item per page sent in one pipelined burst. Minute buckets
- * are not rebuilt: trending windows refill from live events.
+ * are not rebuilt: trending windows refill from live events. Reads start once no flush
+ * transaction holds the flush fence (`interactions/flush_fence.ts`).
  * @throws {RebuildAbortedError} when `signal` aborts. @throws {CountersDatabaseError} when a query fails.
  * @throws {StoreUnavailableError} when Redis fails.
  */
 export async function rebuildFromDatabase(input: RebuildInput): Promise<RebuildReport> {
   const started = Date.now()
+  await guardSql('wait for the flush fence', () => awaitFlushesInFlight(input.sql, input.keys))
   const likeRows = await restoreMemberTable(input, 'likes')
   const favoriteRows = await restoreMemberTable(input, 'favorites')
   const playItems = await restorePlayCounters(input)
@@ -187,6 +190,7 @@ export async function restoreOneItem(
     ])
     return { likes, favorites, plays: Number(plays ?? 0) }
   }
+  await guardSql('wait for the flush fence', () => awaitFlushesInFlight(input.sql, input.keys))
   const t = input.tables
   const c = t.itemIdColumn
   const { rows } = await guardSql('read one item', () =>

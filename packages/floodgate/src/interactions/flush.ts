@@ -3,9 +3,10 @@ import type { SqlDatabase } from '../sql/executor.js'
 import { StreamGroupConsumer } from '../stream/consumer.js'
 import type { StreamConsumerOptions } from '../stream/options.js'
 import type { FailedEntry, StreamEntry } from '../stream/types.js'
-import { InteractionApplier } from './apply.js'
+import { InteractionApplier, netEvents } from './apply.js'
 import { isPoisonError } from './errors.js'
 import { type InteractionEvent, parseInteractionEvent } from './events.js'
+import { holdFlushFence, stillPending } from './flush_fence.js'
 import { InteractionKeys } from './keys.js'
 import type { InteractionTablesOptions } from './tables.js'
 
@@ -37,6 +38,10 @@ export interface InteractionFlushOptions
  * one per service instance) of the `flush` group, reading its share of the
  * partition streams (all of them with `assignPartitions: false`), applying each
  * batch with {@link InteractionApplier} in one transaction, then XACK.
+ * Inside that transaction, under the flush fence shared with the Redis-loss recovery, only the
+ * entries still pending in the group are applied: entries Redis lost (or another consumer
+ * acknowledged) are skipped and logged, so a batch read before a loss never lands after the
+ * rebuild read its items.
  * Malformed entries and entries PostgreSQL rejects as data errors
  * (SQLSTATE 22/23) stay pending and go to the partition's dead-letter stream
  * after `maxDeliveries`; any other database error backs off and retries the
@@ -52,7 +57,7 @@ export function createInteractionFlush(
   const { prefix, partitions, group = 'flush', tables, assignPartitions = true, ...consumerOptions } = options
   const keys = new InteractionKeys(prefix, partitions)
   const applier = new InteractionApplier(tables)
-  return new StreamGroupConsumer(redis, {
+  const consumer: StreamGroupConsumer = new StreamGroupConsumer(redis, {
     metricPrefix: 'floodgate_interactions_flush_',
     ...consumerOptions,
     membersKey: assignPartitions ? keys.flushMembers(group) : undefined,
@@ -60,17 +65,36 @@ export function createInteractionFlush(
     group,
     isPoison: isPoisonError,
     handler: async (entries: readonly StreamEntry[]) => {
-      const events: InteractionEvent[] = []
+      const parsed: { entry: StreamEntry; event: InteractionEvent }[] = []
       const failed: FailedEntry[] = []
       for (const entry of entries) {
         try {
-          events.push(parseInteractionEvent(entry))
+          parsed.push({ entry, event: parseInteractionEvent(entry) })
         } catch (error) {
           failed.push({ entry, error })
         }
       }
-      if (events.length > 0) await applier.apply(db, events)
+      if (parsed.length === 0) return { failed }
+      const skipped = await db.transaction(async (tx) => {
+        await holdFlushFence(tx, keys)
+        const pending = await stillPending(
+          redis,
+          group,
+          consumer.name,
+          parsed.map((p) => p.entry),
+        )
+        const live = parsed.filter((p) => pending.has(`${p.entry.stream} ${p.entry.id}`))
+        const { memberships, plays } = netEvents(live.map((p) => p.event))
+        await applier.applyNetted(tx, memberships, plays)
+        return parsed.length - live.length
+      })
+      if (skipped > 0)
+        consumerOptions.logger?.warn(
+          { primitive: 'streamConsumer', group, consumer: consumer.name, skipped },
+          `stream consumer ${group}: ${skipped} entries no longer pending (lost with Redis's data, or acknowledged by another consumer); not applied`,
+        )
       return { failed }
     },
   })
+  return consumer
 }
