@@ -197,7 +197,8 @@ async function measure(mode: Mode, bareVideo: string, catalog: string | undefine
     env,
     stdio: ['ignore', 'ignore', 'inherit'],
   })
-  process.once('exit', () => service.kill('SIGKILL'))
+  const killService = () => service.kill('SIGKILL')
+  process.once('exit', killService)
   const base = `http://127.0.0.1:${port}`
   if (isBare(mode)) await waitUntil(`${base}/videos/x`, (status) => status > 0, 'bare server')
   else await waitUntil(`${base}/readyz`, (status) => status === 200, `service (${mode})`)
@@ -263,6 +264,7 @@ async function measure(mode: Mode, bareVideo: string, catalog: string | undefine
     )
   }
   await stopChild(service)
+  process.removeListener('exit', killService)
   redis?.disconnect()
   await redisServer?.destroy()
   // the "before" INFO is counted in the "after" reading
