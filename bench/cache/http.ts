@@ -31,7 +31,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { freePort, PrivateRedis } from '@floodgate/test-support'
+import { freePort, PrivateRedis, until } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { popularIds } from '../support/popular_ids.js'
@@ -149,17 +149,20 @@ async function redisCounters(redis: Redis): Promise<{ total: number; calls: Map<
   return { total, calls }
 }
 
-/** Polls `url` until `ok(body)` holds (or 90 s pass). */
-async function waitUntil(url: string, ok: (status: number, body: string) => boolean, what: string) {
-  const deadline = Date.now() + 90_000
-  for (;;) {
-    const answer = await fetch(url)
-      .then(async (r) => ({ status: r.status, body: await r.text() }))
-      .catch(() => undefined)
-    if (answer && ok(answer.status, answer.body)) return
-    if (Date.now() > deadline) throw new Error(`${what} not ready`)
-    await sleep(200)
-  }
+/** Whether `url` answers and `ok(status, body)` holds for the answer (false while it does not answer). */
+function answersWith(url: string, ok: (status: number, body: string) => boolean): Promise<boolean> {
+  return fetch(url)
+    .then(async (r) => ok(r.status, await r.text()))
+    .catch(() => false)
+}
+
+/** Polls `url` every 200 ms until `ok` holds for its answer. @throws naming `what` after 90 s. */
+function waitUntil(
+  url: string,
+  ok: (status: number, body: string) => boolean,
+  what: string,
+): Promise<number> {
+  return until(() => answersWith(url, ok), { timeoutMs: 90_000, everyMs: 200, what: `${what} ready` })
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { freePort, PrivateRedis } from '@floodgate/test-support'
+import { freePort, PrivateRedis, until } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
-import { sleep, stop, track, waitFor } from './processes.js'
+import { sleep, stop, track } from './processes.js'
 
 /** The three designs every scenario runs side by side. */
 export type ModeName = 'none' | 'legacy' | 'floodgate'
@@ -80,11 +80,14 @@ export class ModeDeployment {
     for (const port of ports) this.children.push(this.spawnInstance(port))
     for (const port of ports) {
       const base = `http://127.0.0.1:${port}`
-      await waitFor(
-        `${this.mode} video-api on ${port}`,
-        async () => (await fetch(`${base}/healthz`)).ok,
+      await until(
+        () =>
+          fetch(`${base}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          ),
         // a dozen instances compiling TypeScript at once on a loaded 2-core box took over 60 s
-        180_000,
+        { timeoutMs: 180_000, everyMs: 100, what: `${this.mode} video-api on ${port} healthy` },
       )
       this.bases.push(base)
     }

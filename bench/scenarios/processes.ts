@@ -82,13 +82,3 @@ export async function stop(child: ChildProcess, graceMs = 5000): Promise<void> {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-/** Polls `check` every 100 ms until it returns true. @throws after `timeoutMs`. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return
-    await sleep(100)
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-}

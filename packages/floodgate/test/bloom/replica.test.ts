@@ -1,3 +1,4 @@
+import { until } from '@floodgate/test-support'
 import { afterAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomReplica, type BloomReplicaReloadReason, KeySpace } from '../../src/index.js'
 import { blockLoop } from '../support/busy_loop.js'
@@ -71,7 +72,11 @@ describe('BloomReplica', () => {
     const reloads: BloomReplicaReloadReason[] = []
     replica.on('reload', ({ reason }) => reloads.push(reason))
     const rebuilt = await filter(name).rebuild(chunks(range(0, 50, 'fresh'), 50))
-    await waitUntil(() => replica.position.generation === rebuilt.generation && replica.state === 'live')
+    await until(() => replica.position.generation === rebuilt.generation && replica.state === 'live', {
+      timeoutMs: 10_000,
+      everyMs: 10,
+      what: 'replica live on the rebuilt generation',
+    })
     expect(reloads).toContain('generation')
     const answers = await replica.mightContain([...range(0, 50, 'fresh'), ...range(0, 100, 'old')])
     expect(answers.slice(0, 50).every(Boolean)).toBe(true)
@@ -125,11 +130,3 @@ describe('BloomReplica', () => {
     })
   }, 300_000)
 })
-
-async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}

@@ -1,3 +1,4 @@
+import { until } from '@floodgate/test-support'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BloomFilter, BloomReplica, type BloomReplicaReloadReason, KeySpace } from '../../src/index.js'
@@ -66,13 +67,21 @@ describe('BloomReplica on a private Redis', () => {
 
     expect(await redis.call('CLIENT', 'KILL', 'TYPE', 'pubsub')).toBeGreaterThanOrEqual(1)
     await other.add(range(0, 10, 'while-down'))
-    await waitUntil(() => reasons.includes('reconnect') && replica.state === 'live')
+    await until(() => reasons.includes('reconnect') && replica.state === 'live', {
+      timeoutMs: 10_000,
+      everyMs: 10,
+      what: 'reload after reconnect',
+    })
     expect((await replica.mightContain(range(0, 10, 'while-down'))).every(Boolean)).toBe(true)
 
     // an add whose announcement never arrived: its number is skipped, the next one reveals the gap
     await redis.hincrby(other.keys(0).meta, 'addseq', 1)
     await other.add(['after-gap'])
-    await waitUntil(() => reasons.includes('gap') && replica.state === 'live')
+    await until(() => reasons.includes('gap') && replica.state === 'live', {
+      timeoutMs: 10_000,
+      everyMs: 10,
+      what: 'reload after a gap',
+    })
     const { appliedSeq } = replica.position
     expect(Number(await redis.hget(other.keys(0).meta, 'addseq'))).toBe(appliedSeq)
     expect(await replica.mightContain(['after-gap'])).toEqual([true])
@@ -92,11 +101,3 @@ describe('BloomReplica on a private Redis', () => {
     }
   })
 })
-
-async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
