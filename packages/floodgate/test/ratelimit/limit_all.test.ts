@@ -47,6 +47,10 @@ describe('limitAll: several policies, all or nothing', () => {
 
   it('3 processes × 40 concurrent checks: no policy admits past its limit', async () => {
     const racePrefix = `${keySpace.prefix}:race`
+    // fixed windows are aligned to the clock: a boundary between the workers' decisions and the peeks
+    // below makes the peeks read a fresh window (seen in CI with one-minute windows; an hour makes
+    // that about 60 times rarer)
+    const windowMs = 3_600_000
     const workers = Array.from({ length: 3 }, () =>
       spawnWorker(new URL('./workers/limit_all_fire.ts', import.meta.url), [
         TEST_REDIS_URL,
@@ -55,6 +59,7 @@ describe('limitAll: several policies, all or nothing', () => {
         '40',
         '30', // outer: consumed first
         '10', // inner: the binding limit
+        String(windowMs),
       ]),
     )
     const reports = (await Promise.all(
@@ -74,7 +79,7 @@ describe('limitAll: several policies, all or nothing', () => {
       name: 'outer',
       algorithm: 'fixedWindow',
       limit: 30,
-      windowMs: 60_000,
+      windowMs,
     })
     const inner = createRateLimiter({
       redis: single,
@@ -82,7 +87,7 @@ describe('limitAll: several policies, all or nothing', () => {
       name: 'inner',
       algorithm: 'fixedWindow',
       limit: 10,
-      windowMs: 60_000,
+      windowMs,
     })
     const outerTaken = 30 - (await outer.peek('user')).remaining
     const innerTaken = 10 - (await inner.peek('user')).remaining

@@ -1,12 +1,12 @@
 // Worker for limit_all.test.ts: after a cross-process barrier, fires `calls` limitAll checks
 // (policies `outer` then `inner`, one key) with all of them in flight, and reports how many
 // were admitted.
-// argv: <redisUrl> <prefix> <workers> <calls> <outerLimit> <innerLimit>
+// argv: <redisUrl> <prefix> <workers> <calls> <outerLimit> <innerLimit> <windowMs>
 import { Redis } from 'ioredis'
 import { createRateLimiter, floodgateRedisOptions, limitAll } from '../../../src/index.js'
 import { report } from '../../support/processes.js'
 
-const [url, prefix, workers, calls, outerLimit, innerLimit] = process.argv.slice(2)
+const [url, prefix, workers, calls, outerLimit, innerLimit, windowMs] = process.argv.slice(2)
 const redis = new Redis(url!, floodgateRedisOptions({ commandTimeoutMs: 5000 }))
 await new Promise((resolve) => redis.once('ready', resolve))
 const make = (name: string, limit: string) =>
@@ -16,7 +16,7 @@ const make = (name: string, limit: string) =>
     name,
     algorithm: 'fixedWindow',
     limit: Number(limit),
-    windowMs: 60_000,
+    windowMs: Number(windowMs),
     timeoutMs: 5000,
     fallback: 'failClosed',
   })
