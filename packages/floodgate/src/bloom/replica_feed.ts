@@ -60,8 +60,13 @@ export class ReplicaFeed {
 
   constructor(options: ReplicaFeedOptions) {
     this.o = options
-    // Like the cache bus: an offline queue (SUBSCRIBE may precede the connection), no command timeout.
-    this.subscriber = openDedicatedConnection(options.redis, { offlineQueue: true, commandTimeoutMs: null })
+    // Like the cache bus: an offline queue (SUBSCRIBE may precede the connection), no command
+    // timeout, and no resubscribe by ioredis (each reload subscribes, the reconnect starts one).
+    this.subscriber = openDedicatedConnection(options.redis, {
+      offlineQueue: true,
+      commandTimeoutMs: null,
+      autoResubscribe: false,
+    })
     this.subscriber.on('ready', () => {
       // anything published while the connection was down is lost
       if (this.connectedOnce) this.reload('reconnect')

@@ -9,6 +9,13 @@ export interface DedicatedConnectionOptions {
   offlineQueue?: boolean
   /** ioredis `maxRetriesPerRequest`. @default the client's */
   maxRetriesPerRequest?: number
+  /**
+   * Let ioredis re-send SUBSCRIBE after a reconnect. A subscriber turns it off and re-subscribes
+   * itself: ioredis leaves that promise without a handler, so closing the connection while it is
+   * in flight is an unhandled rejection ("Connection is closed."). Single node only (a Cluster's
+   * subscriber re-subscribes on its own, and handles the failure). @default true
+   */
+  autoResubscribe?: boolean
 }
 
 /**
@@ -26,9 +33,10 @@ export function openDedicatedConnection(
   if (options.commandTimeoutMs !== undefined) node.commandTimeout = options.commandTimeoutMs ?? undefined
   if (options.offlineQueue !== undefined) node.enableOfflineQueue = options.offlineQueue
   if (options.maxRetriesPerRequest !== undefined) node.maxRetriesPerRequest = options.maxRetriesPerRequest
+  if (options.autoResubscribe !== undefined) node.autoResubscribe = options.autoResubscribe
   let connection: RedisClient
   if (client instanceof Cluster) {
-    const { lazyConnect, enableOfflineQueue, ...perNode } = node
+    const { lazyConnect, enableOfflineQueue, autoResubscribe: _, ...perNode } = node
     const overrides: ClusterOptions = {
       lazyConnect,
       // duplicate() replaces redisOptions as a whole: keep the client's, then override

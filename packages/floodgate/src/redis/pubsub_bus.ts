@@ -1,4 +1,4 @@
-import type { Cluster, Redis } from 'ioredis'
+import { Cluster, type Redis } from 'ioredis'
 import { openDedicatedConnection } from './dedicated_connection.js'
 import type { RedisClient } from './types.js'
 
@@ -18,8 +18,9 @@ const buses = new WeakMap<RedisClient, PubSubBus>()
  * The one pub/sub subscriber connection floodgate opens per client (a `duplicate()`), shared by
  * every cache on that client. It closes when the last subscription closes or when the client
  * itself ends (`quit()`/`disconnect()`), so a process exits after `redis.quit()`.
- * ioredis re-subscribes by itself after a reconnect; each `ready` after the first is passed to
- * `onReconnected` (anything published while the connection was down is lost).
+ * It re-subscribes its channels after a reconnect (failures ignored: the next reconnect tries
+ * again); each `ready` after the first is passed to `onReconnected` (anything published while the
+ * connection was down is lost).
  */
 export function pubSubBusOf(redis: RedisClient): PubSubBus {
   let bus = buses.get(redis)
@@ -42,9 +43,16 @@ export class PubSubBus {
   constructor(private readonly redis: RedisClient) {
     // The subscriber needs an offline queue (its SUBSCRIBE may be sent before it connects)
     // and no command timeout (a subscribed connection has no replies to time).
-    this.subscriber = openDedicatedConnection(redis, { offlineQueue: true, commandTimeoutMs: null })
+    this.subscriber = openDedicatedConnection(redis, {
+      offlineQueue: true,
+      commandTimeoutMs: null,
+      autoResubscribe: false,
+    })
     this.subscriber.on('ready', () => {
-      if (this.connectedOnce) for (const listener of this.reconnectListeners) listener()
+      if (this.connectedOnce) {
+        this.resubscribe()
+        for (const listener of [...this.reconnectListeners]) listener()
+      }
       this.connectedOnce = true
     })
     this.subscriber.on('messageBuffer', (channel: Buffer, message: Buffer) => {
@@ -113,6 +121,12 @@ export class PubSubBus {
   }
 
   private readonly onClientEnd = (): void => this.close()
+
+  private resubscribe(): void {
+    // a Cluster's subscriber re-subscribes by itself (see openDedicatedConnection)
+    if (this.closed || this.handlers.size === 0 || this.subscriber instanceof Cluster) return
+    this.subscriber.subscribe(...this.handlers.keys()).catch(() => undefined)
+  }
 
   private close(): void {
     if (this.closed) return
