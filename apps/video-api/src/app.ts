@@ -17,6 +17,7 @@ import { OneLineRequestLog } from './http/request_log.js'
 import { Problem, Video } from './http/schemas.js'
 import type { FlushSettings } from './interactions/flush.js'
 import { deferredChildLogger } from './log/deferred_child.js'
+import { requestSerializers } from './log/request_line.js'
 import countersPlugin from './plugins/counters.js'
 import databasePlugin from './plugins/database.js'
 import flushPlugin from './plugins/flush.js'
@@ -171,8 +172,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app
 }
 
-/** Logger options with the service name and version on every line (`true` = pino's defaults plus them). */
+/**
+ * Logger options with the service name and version on every line (`true` = pino's defaults plus
+ * them), and our copies of Fastify's `req`/`res` serializers (the hand-written request line needs
+ * to know they are the ones in use; `serializers` in `logger` replaces them).
+ */
 function withServiceFields(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (logger === false || logger === undefined) return false
-  return { base: logBase(), ...(logger === true ? {} : logger) }
+  return { base: logBase(), serializers: requestSerializers, ...(logger === true ? {} : logger) }
 }

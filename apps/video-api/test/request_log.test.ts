@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DeferredChildLogger } from '../src/log/deferred_child.js'
+import { requestLineWriter, requestSerializers } from '../src/log/request_line.js'
 import { SERVICE } from '../src/service_info.js'
 import { createTestApp, type TestApp } from './support/app.js'
 
@@ -95,5 +97,86 @@ describe('DeferredChildLogger', () => {
     expect(deferred.lines).toEqual(plain.lines)
     expect(deferred.lines).toHaveLength(3)
     expect(log.level).toBe('info')
+  })
+})
+
+describe('the hand-written request line', () => {
+  const make = (options: pino.LoggerOptions = {}) => {
+    const sink = lineSink()
+    const logger = pino(
+      {
+        base: { service: 's', pid: 1 },
+        serializers: requestSerializers,
+        timestamp: () => ',"time":7',
+        ...options,
+      },
+      sink.stream,
+    )
+    return { logger, lines: sink.lines }
+  }
+  // what Fastify gives the serializers: only the fields they read
+  const request = (fields: Record<string, unknown>) =>
+    ({
+      method: 'GET',
+      url: '/videos/1',
+      headers: {},
+      host: 'h',
+      ip: '127.0.0.1',
+      ...fields,
+    }) as unknown as FastifyRequest
+  const reply = (statusCode: number) => ({ statusCode }) as FastifyReply
+  const cases: [string, FastifyRequest, FastifyReply, number][] = [
+    ['r-1', request({ socket: { remotePort: 41466 } }), reply(200), 0.123],
+    [
+      'r-2',
+      request({ url: '/a"b\\c\u0001d\u00e9?q=%22', headers: { 'accept-version': '2' } }),
+      reply(404),
+      12,
+    ],
+    ['r-3', request({ host: undefined, ip: '::1', socket: {} }), reply(500), Number.NaN],
+    ['r "4"', request({ method: 'DELETE', headers: { 'accept-version': 'x\ny' } }), reply(204), 1e21],
+  ]
+
+  it("writes pino's bytes, field for field", async () => {
+    const byPino = make()
+    const byHand = make()
+    const write = requestLineWriter(byHand.logger, 'request completed')
+    expect(write).toBeTypeOf('function')
+    for (const [reqId, req, res, responseTime] of cases) {
+      byPino.logger.info({ reqId, req, res, responseTime }, 'request completed')
+      write!(reqId, req, res, responseTime)
+    }
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(byHand.lines).toEqual(byPino.lines)
+    expect(byHand.lines[1]).toBe(
+      '{"level":30,"time":7,"service":"s","pid":1,"reqId":"r-2","req":{"method":"GET","url":"/a\\"b\\\\c\\u0001d\u00e9?q=%22","version":"2","host":"h","remoteAddress":"127.0.0.1"},"res":{"statusCode":404},"responseTime":12,"msg":"request completed"}',
+    )
+  })
+
+  it('writes nothing below info', async () => {
+    const { logger, lines } = make({ level: 'warn' })
+    requestLineWriter(logger, 'request completed')!(...cases[0]!)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(lines).toEqual([])
+  })
+
+  it('leaves the line to pino when the logger does more than the hand-written line would', () => {
+    const notPlain: [string, pino.LoggerOptions][] = [
+      ['other serializers', { serializers: { req: (r: unknown) => r } }],
+      ['a mixin', { mixin: () => ({ extra: 1 }) }],
+      ['a log formatter', { formatters: { log: (o: Record<string, unknown>) => o } }],
+      [
+        'a logMethod hook',
+        { hooks: { logMethod: (args, method) => method.apply(undefined as never, args) } },
+      ],
+      ['redaction', { redact: ['req.url'] }],
+      ['a nested key', { nestedKey: 'payload' }],
+      ['a message prefix', { msgPrefix: '[api] ' }],
+    ]
+    for (const [what, options] of notPlain)
+      expect({ what, writer: requestLineWriter(make(options).logger, 'm') }).toEqual({
+        what,
+        writer: undefined,
+      })
   })
 })
