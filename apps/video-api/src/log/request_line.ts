@@ -46,7 +46,8 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
  * `logger.info({ reqId, req, res, responseTime }, message)` at about half its cost
  * (`npm run bench:log`; docs/benchmarks.md, "the request line"). `undefined` when the logger does
  * anything this line would not: other `req`/`res` serializers, a mixin, a log formatter, hooks,
- * redaction, a nested key, a message prefix or a multistream; pino then writes the line.
+ * redaction, a nested key, a message prefix, only custom levels or a multistream; pino then
+ * writes the line.
  * `apps/video-api/test/request_log.test.ts` holds the bytes equal to pino's.
  */
 export function requestLineWriter(logger: FastifyBaseLogger, message: string): RequestLineWriter | undefined {
@@ -68,6 +69,7 @@ export function requestLineWriter(logger: FastifyBaseLogger, message: string): R
       (Object.keys(stringifiers).length === 0 && !stringifiers[S.wildcardFirstSym])) &&
     !l[S.nestedKeySym] &&
     !l[MSG_PREFIX] &&
+    !l[S.useOnlyCustomLevelsSym] &&
     stream !== undefined &&
     stream[NEEDS_METADATA] !== true
   if (!plain) return undefined
