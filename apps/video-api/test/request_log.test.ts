@@ -172,7 +172,10 @@ describe('the hand-written request line', () => {
       ['redaction', { redact: ['req.url'] }],
       ['a nested key', { nestedKey: 'payload' }],
       ['a message prefix', { msgPrefix: '[api] ' }],
-      ['only custom levels', { customLevels: { info: 30, loud: 35 }, useOnlyCustomLevels: true, level: 'info' }],
+      [
+        'only custom levels',
+        { customLevels: { info: 30, loud: 35 }, useOnlyCustomLevels: true, level: 'info' },
+      ],
     ]
     for (const [what, options] of notPlain)
       expect({ what, writer: requestLineWriter(make(options).logger, 'm') }).toEqual({
