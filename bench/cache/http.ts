@@ -31,9 +31,10 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { freePort, PrivateRedis, until } from '@floodgate/test-support'
+import { freePort, PrivateRedis } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { sweep, videoApiReady, waitUntil, zipfLoad } from '../support/http_service.js'
 import { popularIds } from '../support/popular_ids.js'
 import { processCpuMs } from '../support/process_cpu.js'
 import { TS_NODE_FLAGS } from '../support/spawn_ts.js'
@@ -116,30 +117,6 @@ async function catalogFile(): Promise<string> {
   return file
 }
 
-function run(command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-    })
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} exited ${code}`))))
-  })
-}
-
-/** GETs every id once, `connections` at a time (not measured). */
-async function sweep(base: string, ids: readonly string[]): Promise<void> {
-  let next = 0
-  await Promise.all(
-    Array.from({ length: Number(values.connections) }, async () => {
-      while (next < ids.length) {
-        const id = ids[next++]!
-        await fetch(`${base}/videos/${id}`).then((r) => r.arrayBuffer())
-      }
-    }),
-  )
-}
-
 /** INFO stats + commandstats: commands processed so far, and calls per command. */
 async function redisCounters(redis: Redis): Promise<{ total: number; calls: Map<string, number> }> {
   const info = await redis.info('stats', 'commandstats')
@@ -147,22 +124,6 @@ async function redisCounters(redis: Redis): Promise<{ total: number; calls: Map<
   const calls = new Map<string, number>()
   for (const m of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) calls.set(m[1]!, Number(m[2]))
   return { total, calls }
-}
-
-/** Whether `url` answers and `ok(status, body)` holds for the answer (false while it does not answer). */
-function answersWith(url: string, ok: (status: number, body: string) => boolean): Promise<boolean> {
-  return fetch(url)
-    .then(async (r) => ok(r.status, await r.text()))
-    .catch(() => false)
-}
-
-/** Polls `url` every 200 ms until `ok` holds for its answer. @throws naming `what` after 90 s. */
-function waitUntil(
-  url: string,
-  ok: (status: number, body: string) => boolean,
-  what: string,
-): Promise<number> {
-  return until(() => answersWith(url, ok), { timeoutMs: 90_000, everyMs: 200, what: `${what} ready` })
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
@@ -204,31 +165,15 @@ async function measure(mode: Mode, bareVideo: string, catalog: string | undefine
   process.once('exit', killService)
   const base = `http://127.0.0.1:${port}`
   if (isBare(mode)) await waitUntil(`${base}/videos/x`, (status) => status > 0, 'bare server')
-  else await waitUntil(`${base}/readyz`, (status) => status === 200, `service (${mode})`)
-  // cached: also wait for the Bloom replica (the filter is rebuilt from the database at start)
-  if (mode === 'cached')
-    await waitUntil(
-      `${base}/metrics`,
-      (_status, body) => /floodgate_bloom_replica_state\{filter="videos"\} 1\b/.test(body),
-      'bloom replica',
-    )
+  else if (mode === 'uncached')
+    await waitUntil(`${base}/readyz`, (status) => status === 200, 'service (uncached)')
+  // cached: also waits for the Bloom replica (the filter is rebuilt from the database at start)
+  else await videoApiReady(base, 'service (cached)')
   console.error(`ready (${mode})`)
   const load = (durationS: string) =>
-    run(process.execPath, [
-      '--import',
-      'tsx',
-      'bench/http/get-video.ts',
-      '--url',
-      base,
-      '--db',
-      values.db!,
-      '--duration',
-      durationS,
-      '--connections',
-      values.connections!,
-    ])
+    zipfLoad({ base, db: values.db!, durationS: Number(durationS), connections: Number(values.connections) })
   // not measured: every id once (into the cache, or PostgreSQL's buffers), then the timed warm-up
-  if (!isBare(mode)) await sweep(base, await popularIds(values.db!))
+  if (!isBare(mode)) await sweep(base, await popularIds(values.db!), Number(values.connections))
   await load(values.warmup!)
   await sleep(1500)
   const redis = redisServer ? new Redis(redisServer.url) : undefined
@@ -240,7 +185,7 @@ async function measure(mode: Mode, bareVideo: string, catalog: string | undefine
     redis: redis ? await redisCounters(redis) : undefined,
     segments: redisServer ? dataSegmentsOut(pid, redisPort) : 0,
   }
-  const out = await load(values.duration!)
+  const summary = await load(values.duration!)
   const after = {
     cpuMs: processCpuMs(pid),
     segments: redisServer ? dataSegmentsOut(pid, redisPort) : 0,
@@ -249,12 +194,6 @@ async function measure(mode: Mode, bareVideo: string, catalog: string | undefine
   console.error(`load done (${mode})`)
   await sleep(1500) // statistics are flushed by backends within about a second
   const afterXacts = await transactions()
-  const summary = JSON.parse(out) as {
-    totalRequests: number
-    requestsPerSecond: number
-    latencyMs: { p50: number; p99: number; mean: number }
-    non2xx: number
-  }
   const n = summary.totalRequests
   const perRequest = (x: number, digits = 3) => +(x / n).toFixed(digits)
   let cacheOutcomes: Record<string, number> = {}
