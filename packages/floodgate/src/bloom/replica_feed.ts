@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { Cluster, Redis } from 'ioredis'
 import { fullJitterDelayMs } from '../backoff/index.js'
 import type { Logger } from '../observability/index.js'
-import { openDedicatedConnection } from '../redis/dedicated_connection.js'
+import { openSubscriberConnection } from '../redis/dedicated_connection.js'
 import type { RedisClient } from '../redis/index.js'
 import { type Announcement, parseAnnouncement } from './announcement.js'
 import type { BloomLayout } from './layout.js'
@@ -60,13 +60,8 @@ export class ReplicaFeed {
 
   constructor(options: ReplicaFeedOptions) {
     this.o = options
-    // Like the cache bus: an offline queue (SUBSCRIBE may precede the connection), no command
-    // timeout, and no resubscribe by ioredis (each reload subscribes, the reconnect starts one).
-    this.subscriber = openDedicatedConnection(options.redis, {
-      offlineQueue: true,
-      commandTimeoutMs: null,
-      autoResubscribe: false,
-    })
+    // re-subscribed by each reload, which a reconnect starts
+    this.subscriber = openSubscriberConnection(options.redis)
     this.subscriber.on('ready', () => {
       // anything published while the connection was down is lost
       if (this.connectedOnce) this.reload('reconnect')

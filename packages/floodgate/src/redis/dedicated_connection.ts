@@ -50,3 +50,16 @@ export function openDedicatedConnection(
   connection.on('error', () => {})
   return connection
 }
+
+/**
+ * A pub/sub subscriber's {@link openDedicatedConnection}: an offline queue (its SUBSCRIBE may be
+ * sent before it connects), no command timeout (a subscribed connection has no replies to time)
+ * and no `autoResubscribe` (the caller re-subscribes after each reconnect, with a handler).
+ */
+export function openSubscriberConnection(client: RedisClient): RedisClient {
+  return openDedicatedConnection(client, {
+    offlineQueue: true,
+    commandTimeoutMs: null,
+    autoResubscribe: false,
+  })
+}

@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis'
-import { openDedicatedConnection } from './dedicated_connection.js'
+import { openSubscriberConnection } from './dedicated_connection.js'
 import type { RedisClient } from './types.js'
 
 /** Receives the messages of the channels it subscribed to (raw bytes). */
@@ -41,13 +41,7 @@ export class PubSubBus {
   private closed = false
 
   constructor(private readonly redis: RedisClient) {
-    // The subscriber needs an offline queue (its SUBSCRIBE may be sent before it connects)
-    // and no command timeout (a subscribed connection has no replies to time).
-    this.subscriber = openDedicatedConnection(redis, {
-      offlineQueue: true,
-      commandTimeoutMs: null,
-      autoResubscribe: false,
-    })
+    this.subscriber = openSubscriberConnection(redis)
     this.subscriber.on('ready', () => {
       if (this.connectedOnce) {
         this.resubscribe()
