@@ -34,7 +34,7 @@ import { parseArgs } from 'node:util'
 import { freePort, PrivateRedis } from '@floodgate/test-support'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { sweep, videoApiReady, waitUntil, zipfLoad } from '../support/http_service.js'
+import { envOverrides, sweep, videoApiReady, waitUntil, zipfLoad } from '../support/http_service.js'
 import { popularIds } from '../support/popular_ids.js'
 import { processCpuMs } from '../support/process_cpu.js'
 import { TS_NODE_FLAGS } from '../support/spawn_ts.js'
@@ -58,12 +58,7 @@ const { values } = parseArgs({
 const root = fileURLToPath(new URL('../../', import.meta.url))
 type Mode = 'bare' | 'catalog' | 'uncached' | 'cached'
 const isBare = (mode: Mode) => mode === 'bare' || mode === 'catalog'
-const overrides: Record<string, string> = Object.fromEntries(
-  values.env!.split(',').flatMap((pair) => {
-    const at = pair.indexOf('=')
-    return at > 0 ? [[pair.slice(0, at).trim(), pair.slice(at + 1).trim()]] : []
-  }),
-)
+const overrides = envOverrides(values.env!)
 
 async function transactions(): Promise<number> {
   const client = new pg.Client({ connectionString: values.db })

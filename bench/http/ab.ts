@@ -16,7 +16,7 @@ import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { freePort, PrivateRedis } from '@floodgate/test-support'
-import { sweep, videoApiReady, zipfLoad } from '../support/http_service.js'
+import { envOverrides, sweep, videoApiReady, zipfLoad } from '../support/http_service.js'
 import { popularIds } from '../support/popular_ids.js'
 import { processCpuMs } from '../support/process_cpu.js'
 import { TS_NODE_FLAGS } from '../support/spawn_ts.js'
@@ -37,16 +37,6 @@ const { values } = parseArgs({
 })
 const here = fileURLToPath(new URL('../../', import.meta.url))
 const connections = Number(values.connections)
-
-/** `K=V,K=V` as an object. */
-function envOf(pairs: string): Record<string, string> {
-  return Object.fromEntries(
-    pairs.split(',').flatMap((pair) => {
-      const at = pair.indexOf('=')
-      return at > 0 ? [[pair.slice(0, at).trim(), pair.slice(at + 1).trim()]] : []
-    }),
-  )
-}
 
 interface Side {
   name: 'A' | 'B'
@@ -104,8 +94,8 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
 }
 
-const a = await start('A', resolve(values['a-root'] || here), envOf(values['a-env']!))
-const b = await start('B', resolve(values['b-root'] || here), envOf(values['b-env']!))
+const a = await start('A', resolve(values['a-root'] || here), envOverrides(values['a-env']!))
+const b = await start('B', resolve(values['b-root'] || here), envOverrides(values['b-env']!))
 try {
   const ids = await popularIds(values.db!)
   for (const side of [a, b]) {

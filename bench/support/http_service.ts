@@ -75,3 +75,13 @@ export function zipfLoad(o: {
     )
   })
 }
+
+/** `K=V,K=V` (a bench's service environment overrides) as an object; pairs without `=` are skipped. */
+export function envOverrides(pairs: string): Record<string, string> {
+  return Object.fromEntries(
+    pairs.split(',').flatMap((pair) => {
+      const at = pair.indexOf('=')
+      return at > 0 ? [[pair.slice(0, at).trim(), pair.slice(at + 1).trim()]] : []
+    }),
+  )
+}
