@@ -16,6 +16,8 @@ export interface L1Entry<T> {
   untrackedUntilMs: number
   /** The L1 TTL (ms) it would have had untracked. */
   ttlMs: number
+  /** End of its life in L1 (ms, `performance.now()`): stored + its TTL, or + `trackedMaxAgeMs` when tracked. */
+  evictAtMs: number
 }
 
 export type { L1Admission, TrackedL2Read }
@@ -50,10 +52,11 @@ export class L1Cache<T> {
         )
       : undefined
     this.tracked = tracked
+    // lives are checked in get() (a monotonic clock, as lru-cache's TTL): lru-cache's own TTL
+    // arms a timer every millisecond of hits to cache its clock reading
     this.lru = new LRUCache<string, L1Entry<T>>({
       max: options.maxEntries,
       maxSize: options.maxBytes,
-      ttlAutopurge: false,
       ...(tracked && {
         dispose: (entry: L1Entry<T>) => {
           if (entry.trackedKey !== undefined) tracked.forget(entry.trackedKey)
@@ -87,7 +90,7 @@ export class L1Cache<T> {
   get(key: string, nowMs: number): L1Entry<T> | undefined {
     const entry = this.lru.get(key)
     if (entry === undefined) return undefined
-    if (entry.expiresAtMs <= nowMs) {
+    if (entry.expiresAtMs <= nowMs || entry.evictAtMs <= performance.now()) {
       this.lru.delete(key)
       return undefined
     }
@@ -141,8 +144,9 @@ export class L1Cache<T> {
       trackedKey: tracked?.valueKey,
       untrackedUntilMs: nowMs + ttlMs,
       ttlMs,
+      evictAtMs: performance.now() + ttl,
     }
-    this.lru.set(key, entry, { ttl, size: Math.max(1, bytes) })
+    this.lru.set(key, entry, { size: Math.max(1, bytes) })
     if (tracked) this.tracked!.kept(tracked.valueKey, key)
   }
 
