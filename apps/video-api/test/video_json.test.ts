@@ -91,6 +91,33 @@ describe('GET /videos/:id JSON', () => {
     }
   })
 
+  it('a hot anonymous answer follows its counts (the text kept per video is rebuilt when they change)', async () => {
+    const { app } = t
+    const owner = await registerUser(app, `vj_follow_${randomBytes(3).toString('hex')}`)
+    const video = await createVideo(app, owner.auth, { status: 'published' })
+    const url = `/videos/${video.id}`
+    const read = async () => {
+      const res = await app.inject({ method: 'GET', url })
+      expect(res.statusCode).toBe(200)
+      expect(res.body).toBe(schemaText(res.json()))
+      return res.json<Record<string, unknown>>()
+    }
+    await read()
+    expect(await read()).toMatchObject({ likeCount: 0, favoriteCount: 0 })
+    const fans = [owner, await registerUser(app, `vj_fan_${randomBytes(3).toString('hex')}`)]
+    for (const [i, fan] of fans.entries()) {
+      await app.inject({ method: 'PUT', url: `${url}/like`, headers: fan.auth })
+      expect(await read()).toMatchObject({ likeCount: i + 1, favoriteCount: 0 })
+      expect(await read()).toMatchObject({ likeCount: i + 1 })
+    }
+    await app.inject({ method: 'PUT', url: `${url}/favorite`, headers: owner.auth })
+    expect(await read()).toMatchObject({ likeCount: 2, favoriteCount: 1 })
+    await app.inject({ method: 'DELETE', url: `${url}/like`, headers: owner.auth })
+    const after = await read()
+    expect(after).toMatchObject({ likeCount: 1, favoriteCount: 1 })
+    expect(after.countsStale).toBeUndefined()
+  })
+
   it('leaves other answers to the schema serializer (a 404 problem)', async () => {
     const missing = await t.app.inject({ method: 'GET', url: '/videos/999999999' })
     expect(missing.statusCode).toBe(404)
