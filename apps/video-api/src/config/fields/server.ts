@@ -40,7 +40,7 @@ export const httpFields = {
     toml: 'log_flush_ms',
     default: '100',
     type: { kind: 'int', min: 0, max: 10_000 },
-    doc: 'Longest time a log line waits in the 4 KiB stdout buffer (ms; flushed at exit, lost only on SIGKILL or a crash of Node itself); 0 writes each line at once.',
+    doc: 'Longest time a log line waits in the 16 KiB stdout buffer (ms; flushed at exit, lost only on SIGKILL or a crash of Node itself); 0 writes each line at once.',
   },
   bodyLimitBytes: {
     env: 'BODY_LIMIT_BYTES',
