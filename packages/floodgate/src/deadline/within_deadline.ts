@@ -22,9 +22,14 @@ export function checkDeadline(field: string, deadline: Deadline): Deadline {
   return deadline
 }
 
-/** ioredis' own `commandTimeout` error (the client-wide hard cap). */
+/**
+ * ioredis' own `commandTimeout` error (the client-wide hard cap), also as the `cause` of the
+ * StoreUnavailableError a script call (LuaScript) rejects with.
+ */
 function isClientTimeout(error: unknown): boolean {
-  return error instanceof Error && error.message === 'Command timed out'
+  if (!(error instanceof Error)) return false
+  if (error.message === 'Command timed out') return true
+  return error.cause instanceof Error && error.cause.message === 'Command timed out'
 }
 
 /**

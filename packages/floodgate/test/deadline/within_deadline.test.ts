@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRedisClient, RedisTimeoutError, withinDeadline } from '../../src/index.js'
-import type { RedisClient } from '../../src/redis/index.js'
+import {
+  countsAgainstRedis,
+  createRedisClient,
+  DEADLINE_DEFAULTS,
+  RedisTimeoutError,
+  withinDeadline,
+} from '../../src/index.js'
+import { LuaScript, type RedisClient } from '../../src/redis/index.js'
 import { blockLoop } from '../support/busy_loop.js'
 import { PrivateRedis } from '../support/redis_server.js'
 
@@ -97,6 +103,19 @@ describe('withinDeadline', () => {
       server.resume()
       plain.disconnect()
     }
+  })
+
+  it('reports a script call ended by the client’s cap while the loop was blocked as a stall', async () => {
+    // the defaults: the client's commandTimeout and the deadline's maxWaitMs are both 2,000 ms
+    const script = new LuaScript({ file: 'one-0.lua', source: 'return 1' })
+    const call = withinDeadline(script.run(redis, [], []), DEADLINE_DEFAULTS, 'script')
+    const settled = call.catch((e: unknown) => e)
+    // Redis answers at once; the reply waits in the socket until both caps have passed
+    blockLoop(DEADLINE_DEFAULTS.maxWaitMs + 300)
+    const error = await settled
+    expect(error).toBeInstanceOf(RedisTimeoutError)
+    expect((error as RedisTimeoutError).loopStalled).toBe(true)
+    expect(countsAgainstRedis(error)).toBe(false)
   })
 
   it('passes a Redis error through unchanged', async () => {
