@@ -4,7 +4,7 @@
 // database; each slice loads one of them (closed loop, Zipf(1), bench/http/get-video.ts) and reads
 // its CPU from /proc; the order flips every slice (A B, B A, …) so neither gains from going first.
 //   npm run bench:ab -- --db postgres://postgres@127.0.0.1:5432/va_bench_http --b-env LOG_LEVEL=warn
-//   npm run bench:ab -- --db … --a-root /tmp/before   (a checkout of the code before, with node_modules)
+//   npm run bench:ab -- --db … --a-root /tmp/before   (a checkout of the code before, after its own npm ci)
 // A side is a checkout (`--a-root`/`--b-root`, default this one) plus environment overrides
 // (`--a-env`/`--b-env` K=V,…). On top of the service's defaults both get what bench:cache:http
 // gives the cached mode, for the same reasons: their own Redis and the database, a JWT secret, and
@@ -12,7 +12,8 @@
 // would answer 429s). Before the slices: every id once, then `--warmup` s of load on each.
 // Prints per slice CPU µs per request and requests/s of each side, and the median of B ÷ A.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { resolve } from 'node:path'
+import { realpathSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { freePort, PrivateRedis } from '@floodgate/test-support'
@@ -47,7 +48,18 @@ interface Side {
   redis: PrivateRedis
 }
 
+/**
+ * @throws {Error} when `root`'s `floodgate` package is not its own: a checkout whose node_modules is
+ * a link to another's would run that checkout's library under its own service.
+ */
+function checkOwnLibrary(name: Side['name'], root: string): void {
+  const library = realpathSync(join(root, 'node_modules', 'floodgate'))
+  if (library !== realpathSync(join(root, 'packages', 'floodgate')))
+    throw new Error(`side ${name}: ${root}'s floodgate resolves to ${library}; run npm ci in ${root}`)
+}
+
 async function start(name: Side['name'], root: string, env: Record<string, string>): Promise<Side> {
+  checkOwnLibrary(name, root)
   const redis = await PrivateRedis.start()
   const port = await freePort()
   // the log goes to /dev/null: a pipe read by this process would cost this process CPU
