@@ -9,7 +9,7 @@ import { BlockedCache } from './blocked_cache.js'
 import { RATE_LIMIT_DEFAULTS } from './defaults.js'
 import { RateLimiterEventEmitter } from './events.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
-import { LEASED_ALGORITHMS, type LeasedAlgorithm } from './lease/lease_script.js'
+import { LEASED_ALGORITHMS, type LeasedAlgorithm, leaseGrantKeys } from './lease/lease_script.js'
 import { LeasedDecider } from './lease/leased_decider.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
 import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
@@ -219,7 +219,9 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
       blocked?.forget(key)
       leased?.forget(key)
       await awaitFirstConnection(redis, startupWaitMs)
-      const unlink = redis.unlink(...rateLimitKeys(keySpace, policy, key)).catch((error: unknown) => {
+      // the leased mode's grant records too: a cancel must not give a grant from before the reset back
+      const keys = [...rateLimitKeys(keySpace, policy, key), ...leaseGrantKeys(keySpace, policy, key)]
+      const unlink = redis.unlink(...keys).catch((error: unknown) => {
         throw new StoreUnavailableError(`${what}: reset failed`, { cause: error })
       })
       await withinDeadline(unlink, deadline, what)

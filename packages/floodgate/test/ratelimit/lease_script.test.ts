@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import { KeySpace, type RateLimitPolicy, rateLimitKeys } from '../../src/index.js'
-import { prepareLeaseScript } from '../../src/ratelimit/lease/lease_script.js'
+import { leaseGrantKeys, prepareLeaseScript } from '../../src/ratelimit/lease/lease_script.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 // The lease scripts on their own (lua/lease-*.lua): slice sizing, reservation in the window
-// counter, refusal, give-back to the current and previous window, stale give-backs ignored.
+// counter, refusal, give-back to the current and previous window, stale give-backs ignored,
+// grants recorded by id and cancelled (before or after they ran).
 const LIMIT = 100
 const WINDOW_MS = 60_000
 const FRACTION = 0.25
@@ -91,6 +92,35 @@ describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (al
     expect(await counterOf(key, first.windowIndex)).toBe(0)
   })
 
+  it('cancels a recorded grant: its slice goes back once, and the record leaves with the window', async () => {
+    const key = freshKey()
+    const granted = await lease(redis, key, 1, 0, -1, 'inst:1')
+    expect([granted.granted, granted.slice]).toEqual([true, 25])
+    await lease(redis, key, 1, 0, -1, 'inst:2') // another grant of the key, kept
+    expect(await counterOf(key, granted.windowIndex)).toBe(25 + 19)
+    const cancelled = await lease(redis, key, 0, 0, -1, '', 'inst:1')
+    expect([cancelled.granted, cancelled.slice, cancelled.free]).toEqual([true, 0, LIMIT - 19])
+    expect(await counterOf(key, granted.windowIndex)).toBe(19)
+    await lease(redis, key, 0, 0, -1, '', 'inst:1') // twice: nothing more goes back
+    expect(await counterOf(key, granted.windowIndex)).toBe(19)
+    const [grants] = leaseGrantKeys(keySpace, policy, key).filter(
+      (_, i, all) => all.length === 1 || i === granted.windowIndex % 2,
+    )
+    const ttl = await redis.pexpiretime(grants!)
+    expect(ttl).toBe((granted.windowIndex + (algorithm === 'fixedWindow' ? 1 : 2)) * WINDOW_MS)
+  })
+
+  it('refuses the grant of a call cancelled before it ran', async () => {
+    const key = freshKey()
+    const early = await lease(redis, key, 0, 0, -1, '', 'inst:7')
+    expect(early.free).toBe(LIMIT)
+    const late = await lease(redis, key, 1, 0, -1, 'inst:7')
+    expect([late.granted, late.slice, late.free]).toEqual([false, 0, LIMIT])
+    expect(await counterOf(key, late.windowIndex)).toBe(0)
+    const other = await lease(redis, key, 1, 0, -1, 'inst:8')
+    expect([other.granted, other.slice]).toEqual([true, 25])
+  })
+
   it('ignores a give-back of a window that is over', async () => {
     const key = freshKey()
     const first = await lease(redis, key, 1, 0, -1)
@@ -119,5 +149,23 @@ describe('lease script, slidingWindow across windows', () => {
     expect(Number(await redis.get(prevKey))).toBe(20)
     expect(after.free).toBeGreaterThanOrEqual(Math.floor(LIMIT - 20 * weight))
     expect(after.free).toBeGreaterThan(before.free)
+  })
+
+  it("cancels a grant of the previous window into that window's counter", async () => {
+    const key = freshKey()
+    const probe = await lease(redis, key, 0, 0, -1)
+    const index = probe.windowIndex
+    const [even, odd] = rateLimitKeys(keySpace, policy, key) as [string, string]
+    const [evenGrants, oddGrants] = leaseGrantKeys(keySpace, policy, key) as [string, string]
+    const prevKey = (index - 1) % 2 === 0 ? even : odd
+    const prevGrants = (index - 1) % 2 === 0 ? evenGrants : oddGrants
+    // what a grant of 30 units in the previous window left behind
+    const prevExpiry = (index - 1) * WINDOW_MS + 2 * WINDOW_MS
+    await redis.set(prevKey, 30, 'PXAT', prevExpiry)
+    await redis.hset(prevGrants, 'inst:prev', 30)
+    await redis.pexpireat(prevGrants, prevExpiry)
+    await lease(redis, key, 0, 0, -1, '', 'inst:prev')
+    expect(Number(await redis.get(prevKey))).toBe(0)
+    expect(await redis.hget(prevGrants, 'inst:prev')).toBe('x')
   })
 })

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import {
   createRateLimiter,
   createRedisClient,
+  DEADLINE_DEFAULTS,
   InvalidArgumentError,
   KeySpace,
   type RateLimiterOptions,
@@ -12,6 +13,7 @@ import {
   rateLimitHeaders,
   rateLimitKeys,
 } from '../../src/index.js'
+import { blockLoop } from '../support/busy_loop.js'
 import {
   deadRedisClient,
   deleteByPrefix,
@@ -240,6 +242,28 @@ describe('leased mode while Redis is down', () => {
       admin.disconnect()
       client.disconnect()
       await server.destroy()
+    }
+  })
+
+  it('gives back the slice of a lease call whose reply the client dropped while the loop was blocked', async () => {
+    // the defaults: the client's commandTimeout (2,000 ms), the limiter's deadline (50 ms of idle
+    // loop, 2,000 ms at most); Redis answers at once, the reply waits in the socket
+    const client = await readyProductionClient()
+    const limiter = leased({ redis: client, timeoutMs: DEADLINE_DEFAULTS.timeoutMs })
+    const counter = rateLimitKeys(keySpace, limiter.policy, 'dropped')[0]!
+    try {
+      const decision = limiter.limit('dropped')
+      blockLoop(DEADLINE_DEFAULTS.maxWaitMs + 300)
+      const during = await decision
+      expect([during.allowed, during.source]).toEqual([false, 'failClosed'])
+      // the slice of 25 the script reserved went back: the quota is whole again
+      await vi.waitFor(async () => expect(Number((await redis.get(counter)) ?? '0')).toBe(0), {
+        timeout: 2000,
+      })
+      const next = await limiter.limit('dropped')
+      expect([next.allowed, next.source, next.remaining]).toEqual([true, 'redis', LIMIT - 1])
+    } finally {
+      client.disconnect()
     }
   })
 

@@ -13,8 +13,24 @@ export const LEASED_ALGORITHMS: readonly LeasedAlgorithm[] = ['fixedWindow', 'sl
 
 // One literal URL per script: the build embeds each `.lua` file where its URL is written.
 const leaseScripts: Record<LeasedAlgorithm, LuaScript> = {
-  fixedWindow: new LuaScript(new URL('../lua/lease-fixed-window-1.lua', import.meta.url)),
-  slidingWindow: new LuaScript(new URL('../lua/lease-sliding-window-2.lua', import.meta.url)),
+  fixedWindow: new LuaScript(new URL('../lua/lease-fixed-window-2.lua', import.meta.url)),
+  slidingWindow: new LuaScript(new URL('../lua/lease-sliding-window-4.lua', import.meta.url)),
+}
+
+/** Key suffixes of the grants record (`lua/includes/lease-grants.lua`), after the counters' in each script's KEYS. */
+const grantSuffixes: Record<LeasedAlgorithm, readonly string[]> = {
+  fixedWindow: ['fwg'],
+  slidingWindow: ['swg0', 'swg1'],
+}
+
+/**
+ * The keys the leased mode adds to a limiter key's counters (its grants record), for a reset.
+ * Empty for an algorithm the leased mode does not run.
+ */
+export function leaseGrantKeys(keySpace: KeySpace, policy: RateLimitPolicy, key: string): string[] {
+  const suffixes = grantSuffixes[policy.algorithm as LeasedAlgorithm] ?? []
+  const tagged = limiterTag(keySpace, policy)(key)
+  return suffixes.map((suffix) => `${tagged}:${suffix}`)
 }
 
 /** What one lease call answers; times in ms on the Redis clock. See `lua/lease-*.lua`. */
@@ -33,13 +49,20 @@ export interface LeaseReply {
   windowIndex: number
 }
 
-/** One lease call: gives back `giveBack` units of the lease of window `giveBackIndex` (-1: none), reserves a slice for `cost`. */
+/**
+ * One lease call: gives back `giveBack` units of the lease of window `giveBackIndex` (-1: none),
+ * reserves a slice for `cost` and records it under `grantId` (`''`: not recorded). With
+ * `cancelId` (cost and give-back 0) it cancels the call that carried that grant id instead: the
+ * units that call reserved go back, once; if it has not run yet, it will reserve nothing.
+ */
 export type LeaseCall = (
   client: RedisClient,
   key: string,
   cost: number,
   giveBack: number,
   giveBackIndex: number,
+  grantId?: string,
+  cancelId?: string,
 ) => Promise<LeaseReply>
 
 /**
@@ -49,16 +72,19 @@ export type LeaseCall = (
  */
 export function prepareLeaseScript(keySpace: KeySpace, policy: RateLimitPolicy, fraction: number): LeaseCall {
   const script = leaseScripts[policy.algorithm as LeasedAlgorithm]
-  const suffixes = stateSuffixes(policy.algorithm).map((suffix) => `:${suffix}`)
+  const suffixes = [
+    ...stateSuffixes(policy.algorithm),
+    ...grantSuffixes[policy.algorithm as LeasedAlgorithm],
+  ].map((suffix) => `:${suffix}`)
   const taggedOf = limiterTag(keySpace, policy)
   const head = [String(policy.limit), String(policy.windowMs)]
   const fractionArg = String(fraction)
   const toReply = (reply: unknown): LeaseReply => leaseReplyOf(script.name, reply)
-  return (client, key, cost, giveBack, giveBackIndex) => {
+  return (client, key, cost, giveBack, giveBackIndex, grantId = '', cancelId = '') => {
     const tagged = taggedOf(key)
     const argv: (string | number)[] = [script.sha1, script.numberOfKeys]
     for (const suffix of suffixes) argv.push(tagged + suffix)
-    argv.push(head[0]!, head[1]!, cost, fractionArg, giveBack, giveBackIndex)
+    argv.push(head[0]!, head[1]!, cost, fractionArg, giveBack, giveBackIndex, grantId, cancelId)
     return script.send(client, argv).then(toReply)
   }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import { type Deadline, withinDeadline } from '../../deadline/index.js'
 import { StoreUnavailableError } from '../../errors/index.js'
@@ -66,6 +67,9 @@ export class LeasedDecider {
   private readonly pending = new Map<string, Promise<StoreUnavailableError | undefined>>()
   private readonly call: LeaseCall
   private readonly spanAttributes: Record<string, string>
+  /** Grant ids are this prefix (random per decider) and a sequence number. */
+  private readonly grantPrefix = `${randomBytes(6).toString('base64url')}:`
+  private grants = 0
 
   constructor(private readonly options: LeasedDeciderOptions) {
     this.call = prepareLeaseScript(options.keySpace, options.policy, options.fraction)
@@ -155,10 +159,11 @@ export class LeasedDecider {
         settle = resolve
       }),
     )
+    const grantId = this.grantPrefix + ++this.grants
     try {
       const { redis, deadline, what } = this.options
       const sentAt = performance.now()
-      call = this.call(redis, key, cost, giveBack, giveBackIndex)
+      call = this.call(redis, key, cost, giveBack, giveBackIndex, grantId)
       const sent = call
       const reply = await inSpan('floodgate.ratelimit.decide', this.spanAttributes, () =>
         withinDeadline(sent, deadline, what),
@@ -168,10 +173,12 @@ export class LeasedDecider {
       return result
     } catch (error) {
       // past the deadline the script may still run (a stalled Redis resumes): its slice would sit
-      // reserved until the window ends, refusing others, so it goes back as soon as it is known
+      // reserved until the window ends, refusing others, so it goes back as soon as it is known;
+      // if the reply itself is lost (the client's commandTimeout fired while this process was
+      // blocked, or the connection dropped), the grant is cancelled by its id
       call?.then(
         (late) => this.giveBackLate(key, late),
-        () => {},
+        () => this.cancelLost(key, grantId),
       )
       settle(error instanceof StoreUnavailableError ? error : undefined)
       throw error
@@ -215,6 +222,17 @@ export class LeasedDecider {
     if (!late.granted || late.slice <= 0) return
     const { redis, deadline, what } = this.options
     withinDeadline(this.call(redis, key, 0, late.slice, late.windowIndex), deadline, what).catch(() => {})
+  }
+
+  /**
+   * Cancels the grant of a lease call whose reply never reached this process: sent later, so on
+   * one connection it runs after that call if that call ran at all; if it did not, the script
+   * refuses the grant should it still run. Best effort: a cancel that fails too leaves the slice
+   * to expire with its window.
+   */
+  private cancelLost(key: string, grantId: string): void {
+    const { redis, deadline, what } = this.options
+    withinDeadline(this.call(redis, key, 0, 0, -1, '', grantId), deadline, what).catch(() => {})
   }
 
   /** Gives a live slice's unused units back (a lease call of cost 0); resolves with the units sent. */

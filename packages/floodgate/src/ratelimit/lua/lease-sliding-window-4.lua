@@ -1,7 +1,9 @@
 --[[
-lease-sliding-window-2.lua: sliding window counter, leased mode: settles one
+lease-sliding-window-4.lua: sliding window counter, leased mode: settles one
 instance's lease on a limiter key. Gives back the unused units of its previous
 lease, then reserves a slice of the quota that the instance spends locally.
+Records the grant under the call's id, so that a call whose reply was lost can
+be cancelled (includes/lease-grants.lua).
 
 Reservation against a shared bound, as in O'Neil's escrow method (1986) and
 Doorman's capacity leases: the slice is counted in the current window's
@@ -17,16 +19,23 @@ quota runs out and instances cannot strand much of a nearly spent quota.
 
 A given-back count goes to the counter of window `giveBackIndex` if that is
 the current or the previous window and the counter still names it (its
-PEXPIRETIME), never below 0; anything else has expired with its window.
+PEXPIRETIME), never below 0; anything else has expired with its window. A
+cancel (`cancelId`, with cost 0) gives back the units its grant recorded in the
+current or the previous window, once; before its grant, it makes the grant
+refuse.
 
 KEYS[1]  counter of the windows with an even index (floor(ms / windowMs))
 KEYS[2]  counter of the windows with an odd index
+KEYS[3]  grants of the windows with an even index (hash: grant id -> units, or "x")
+KEYS[4]  grants of the windows with an odd index
 ARGV[1]  limit: units per window (integer >= 1)
 ARGV[2]  windowMs: window length (ms, integer >= 1)
 ARGV[3]  cost: units the request needs now (integer >= 0; 0 = give back only)
 ARGV[4]  fraction: share of the free quota one slice takes (0 < fraction <= 1)
 ARGV[5]  giveBack: unused units of the previous lease (integer >= 0)
 ARGV[6]  giveBackIndex: window index of that lease (integer; -1 = none)
+ARGV[7]  grantId: id recorded with this call's slice ("" = none)
+ARGV[8]  cancelId: id of an earlier call to cancel ("" = none; cost and giveBack 0)
 
 Returns an array of integers:
   [1] granted: 1 a slice was reserved (or cost 0), 0 rejected (nothing reserved)
@@ -39,17 +48,37 @@ Returns an array of integers:
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 --- @include "includes/sliding-window-decide"
+--- @include "includes/lease-grants"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local fraction = tonumber(ARGV[4])
 local giveBack = tonumber(ARGV[5])
 local giveBackIndex = tonumber(ARGV[6])
+local grantId = ARGV[7]
+local cancelId = ARGV[8]
 local now = redisNowMs()
 local index = math.floor(now / window)
 local start = index * window
 local curKey = KEYS[1 + index % 2]
 local prevKey = KEYS[1 + (index + 1) % 2]
+-- a window's grants expire with its counter: start + 2 x window
+local curGrants = KEYS[3 + index % 2]
+local prevGrants = KEYS[3 + (index + 1) % 2]
+
+if cancelId ~= '' then
+  local units = takeLeaseGrant(curGrants, start + 2 * window, cancelId)
+  local unitsIndex = index
+  if units == nil then
+    units = takeLeaseGrant(prevGrants, start + window, cancelId)
+    unitsIndex = index - 1
+  end
+  if units == nil then
+    refuseLeaseGrant(curGrants, start + 2 * window, cancelId)
+  elseif units > 0 then
+    giveBack, giveBackIndex = units, unitsIndex
+  end
+end
 
 if giveBack > 0 and (giveBackIndex == index or giveBackIndex == index - 1) then
   local key = KEYS[1 + giveBackIndex % 2]
@@ -78,6 +107,9 @@ if cost > free then
   local retryAfter = slidingWindowRetryAfter(cur, prev, cost, limit, start, window, now)
   return { 0, 0, free, resetAt(cur), retryAfter, now, index }
 end
+if grantId ~= '' and leaseGrantCancelled(curGrants, start + 2 * window, grantId) then
+  return { 0, 0, free, resetAt(cur), 0, now, index }
+end
 
 local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
 if curExpiry == start + 2 * window then
@@ -86,4 +118,5 @@ else
   cur = slice
   redis.call('SET', curKey, slice, 'PXAT', start + 2 * window)
 end
+if grantId ~= '' then recordLeaseGrant(curGrants, start + 2 * window, grantId, slice) end
 return { 1, slice, free - slice, resetAt(cur), 0, now, index }

@@ -1,7 +1,9 @@
 --[[
-lease-fixed-window-1.lua: fixed window counter, leased mode: settles one
+lease-fixed-window-2.lua: fixed window counter, leased mode: settles one
 instance's lease on a limiter key. Gives back the unused units of its previous
 lease, then reserves a slice of the quota that the instance spends locally.
+Records the grant under the call's id, so that a call whose reply was lost can
+be cancelled (includes/lease-grants.lua).
 
 Reservation against a shared bound, as in O'Neil's escrow method (1986) and
 Doorman's capacity leases: the slice is counted in the window's counter the
@@ -16,15 +18,20 @@ and instances cannot strand much of a nearly spent quota.
 
 A given-back count goes to the counter only if `giveBackIndex` is the current
 window and the counter still names it, never below 0; a lease of an earlier
-window has expired with it.
+window has expired with it. A cancel (`cancelId`, with cost 0) gives back the
+units its grant recorded in this window, once; before its grant, it makes the
+grant refuse.
 
 KEYS[1]  counter of units reserved in the current window (string integer)
+KEYS[2]  the current window's grants (hash: grant id -> units, or "x")
 ARGV[1]  limit: units admitted per window (integer >= 1)
 ARGV[2]  windowMs: window length (ms, integer >= 1)
 ARGV[3]  cost: units the request needs now (integer >= 0; 0 = give back only)
 ARGV[4]  fraction: share of the free quota one slice takes (0 < fraction <= 1)
 ARGV[5]  giveBack: unused units of the previous lease (integer >= 0)
 ARGV[6]  giveBackIndex: window index of that lease (integer; -1 = none)
+ARGV[7]  grantId: id recorded with this call's slice ("" = none)
+ARGV[8]  cancelId: id of an earlier call to cancel ("" = none; cost and giveBack 0)
 
 Returns an array of integers:
   [1] granted: 1 a slice was reserved (or cost 0), 0 rejected (nothing reserved)
@@ -37,18 +44,29 @@ Returns an array of integers:
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 --- @include "includes/fixed-window-count"
+--- @include "includes/lease-grants"
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local fraction = tonumber(ARGV[4])
 local giveBack = tonumber(ARGV[5])
 local giveBackIndex = tonumber(ARGV[6])
+local grantId = ARGV[7]
+local cancelId = ARGV[8]
 local now = redisNowMs()
 local index = math.floor(now / window)
 local count, windowEnd, expiresAt = fixedWindowCount(KEYS[1], window, now)
 if expiresAt == -1 then
   redis.call('PEXPIREAT', KEYS[1], windowEnd)
   expiresAt = windowEnd
+end
+if cancelId ~= '' then
+  local units = takeLeaseGrant(KEYS[2], windowEnd, cancelId)
+  if units == nil then
+    refuseLeaseGrant(KEYS[2], windowEnd, cancelId)
+  elseif units > 0 then
+    giveBack, giveBackIndex = units, index
+  end
 end
 if giveBack > 0 and giveBackIndex == index and expiresAt == windowEnd and count > 0 then
   count = redis.call('DECRBY', KEYS[1], math.min(giveBack, count))
@@ -64,6 +82,9 @@ end
 if cost > free then
   return { 0, 0, free, windowEnd, windowEnd - now, now, index }
 end
+if grantId ~= '' and leaseGrantCancelled(KEYS[2], windowEnd, grantId) then
+  return { 0, 0, free, windowEnd, 0, now, index }
+end
 
 local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
 if expiresAt == windowEnd then
@@ -71,4 +92,5 @@ if expiresAt == windowEnd then
 else
   redis.call('SET', KEYS[1], slice, 'PXAT', windowEnd)
 end
+if grantId ~= '' then recordLeaseGrant(KEYS[2], windowEnd, grantId, slice) end
 return { 1, slice, free - slice, windowEnd, 0, now, index }

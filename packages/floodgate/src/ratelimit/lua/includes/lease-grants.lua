@@ -1,0 +1,41 @@
+--[[
+lease-grants.lua (include): the record of one window's lease grants, a hash by
+grant id, so that a lease call whose reply its client lost (the client's own
+command timeout fired while its event loop was blocked, or the connection
+dropped) can be cancelled by a later call and its slice given back. A field
+holds the units granted, or "x" once cancelled; a cancel that runs before its
+grant leaves "x" and the grant is then refused. The hash expires with the
+window's counter (`expiresAt`, ms since epoch) and is emptied when it names
+another window, so it holds one window's grants at most.
+KEYS, ARGV: none read here; the including script passes its keys and values as
+arguments (its own header declares KEYS and ARGV).
+]]
+
+-- Records that grant `id` reserved `units` in the window whose hash is `key`.
+local function recordLeaseGrant(key, expiresAt, id, units)
+  if redis.call('PEXPIRETIME', key) ~= expiresAt then redis.call('DEL', key) end
+  redis.call('HSET', key, id, units)
+  redis.call('PEXPIREAT', key, expiresAt)
+end
+
+-- True when grant `id` was cancelled in that window before it ran.
+local function leaseGrantCancelled(key, expiresAt, id)
+  return redis.call('PEXPIRETIME', key) == expiresAt and redis.call('HGET', key, id) == 'x'
+end
+
+-- Cancels grant `id` if that window recorded it: its units (0 if already
+-- cancelled), now marked "x"; nil when the window holds no such grant.
+local function takeLeaseGrant(key, expiresAt, id)
+  if redis.call('PEXPIRETIME', key) ~= expiresAt then return nil end
+  local held = redis.call('HGET', key, id)
+  if not held then return nil end
+  redis.call('HSET', key, id, 'x')
+  return tonumber(held) or 0
+end
+
+-- Marks grant `id` cancelled in that window before it ran: it will be refused.
+local function refuseLeaseGrant(key, expiresAt, id)
+  if redis.call('PEXPIRETIME', key) ~= expiresAt then redis.call('DEL', key) end
+  redis.call('HSET', key, id, 'x')
+  redis.call('PEXPIREAT', key, expiresAt)
+end
