@@ -51,6 +51,7 @@ beforeAll(async () => {
   for (const port of ports) {
     for (let i = 0; i < 100; i++) {
       const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => null })
+      probe.on('error', () => {}) // refused until the server is up: the connect() below says so
       const ok = await probe
         .connect()
         .then(() => probe.ping())
