@@ -61,12 +61,7 @@ if expiresAt == -1 then
   expiresAt = windowEnd
 end
 if cancelId ~= '' then
-  local units = takeLeaseGrant(KEYS[2], windowEnd, cancelId)
-  if units == nil then
-    refuseLeaseGrant(KEYS[2], windowEnd, cancelId)
-  elseif units > 0 then
-    giveBack, giveBackIndex = units, index
-  end
+  giveBack, giveBackIndex = cancelLeaseGrant(cancelId, { { KEYS[2], windowEnd, index } })
 end
 if giveBack > 0 and giveBackIndex == index and expiresAt == windowEnd and count > 0 then
   count = redis.call('DECRBY', KEYS[1], math.min(giveBack, count))

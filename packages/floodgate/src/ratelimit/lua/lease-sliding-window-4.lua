@@ -67,17 +67,10 @@ local curGrants = KEYS[3 + index % 2]
 local prevGrants = KEYS[3 + (index + 1) % 2]
 
 if cancelId ~= '' then
-  local units = takeLeaseGrant(curGrants, start + 2 * window, cancelId)
-  local unitsIndex = index
-  if units == nil then
-    units = takeLeaseGrant(prevGrants, start + window, cancelId)
-    unitsIndex = index - 1
-  end
-  if units == nil then
-    refuseLeaseGrant(curGrants, start + 2 * window, cancelId)
-  elseif units > 0 then
-    giveBack, giveBackIndex = units, unitsIndex
-  end
+  giveBack, giveBackIndex = cancelLeaseGrant(cancelId, {
+    { curGrants, start + 2 * window, index },
+    { prevGrants, start + window, index - 1 },
+  })
 end
 
 if giveBack > 0 and (giveBackIndex == index or giveBackIndex == index - 1) then
@@ -112,11 +105,6 @@ if grantId ~= '' and leaseGrantCancelled(curGrants, start + 2 * window, grantId)
 end
 
 local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
-if curExpiry == start + 2 * window then
-  cur = redis.call('INCRBY', curKey, slice)
-else
-  cur = slice
-  redis.call('SET', curKey, slice, 'PXAT', start + 2 * window)
-end
+cur = slidingWindowAdd(curKey, curExpiry, slice, start + 2 * window)
 if grantId ~= '' then recordLeaseGrant(curGrants, start + 2 * window, grantId, slice) end
 return { 1, slice, free - slice, resetAt(cur), 0, now, index }

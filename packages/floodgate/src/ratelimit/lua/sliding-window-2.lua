@@ -55,11 +55,6 @@ if estimate + cost > limit + 1e-9 then
   return { 0, left, resetAt(cur), retryAfter, now }
 end
 
-if curExpiry == start + 2 * window then
-  cur = redis.call('INCRBY', curKey, cost)
-else
-  cur = cost
-  redis.call('SET', curKey, cost, 'PXAT', start + 2 * window)
-end
+cur = slidingWindowAdd(curKey, curExpiry, cost, start + 2 * window)
 local remaining = math.max(0, math.floor(limit - estimate - cost + 1e-9))
 return { 1, remaining, resetAt(cur), 0, now }

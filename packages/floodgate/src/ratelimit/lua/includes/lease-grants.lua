@@ -11,7 +11,7 @@ KEYS, ARGV: none read here; the including script passes its keys and values as
 arguments (its own header declares KEYS and ARGV).
 ]]
 
--- Records that grant `id` reserved `units` in the window whose hash is `key`.
+-- Records grant `id` in the window whose hash is `key`: the units it reserved, or "x".
 local function recordLeaseGrant(key, expiresAt, id, units)
   if redis.call('PEXPIRETIME', key) ~= expiresAt then redis.call('DEL', key) end
   redis.call('HSET', key, id, units)
@@ -23,7 +23,7 @@ local function leaseGrantCancelled(key, expiresAt, id)
   return redis.call('PEXPIRETIME', key) == expiresAt and redis.call('HGET', key, id) == 'x'
 end
 
--- Cancels grant `id` if that window recorded it: its units (0 if already
+-- Takes grant `id` if that window recorded it: its units (0 if already
 -- cancelled), now marked "x"; nil when the window holds no such grant.
 local function takeLeaseGrant(key, expiresAt, id)
   if redis.call('PEXPIRETIME', key) ~= expiresAt then return nil end
@@ -33,9 +33,16 @@ local function takeLeaseGrant(key, expiresAt, id)
   return tonumber(held) or 0
 end
 
--- Marks grant `id` cancelled in that window before it ran: it will be refused.
-local function refuseLeaseGrant(key, expiresAt, id)
-  if redis.call('PEXPIRETIME', key) ~= expiresAt then redis.call('DEL', key) end
-  redis.call('HSET', key, id, 'x')
-  redis.call('PEXPIREAT', key, expiresAt)
+-- Cancels grant `id`, looking in each window's hash in turn (`windows`: a list of
+-- { key, expiresAt, windowIndex }, the current window first). Returns the units
+-- to give back and their window index (0, -1 when there are none). When no
+-- window holds the grant, the current one records the refusal: it has not run.
+local function cancelLeaseGrant(id, windows)
+  for _, w in ipairs(windows) do
+    local units = takeLeaseGrant(w[1], w[2], id)
+    if units ~= nil then return units, w[3] end
+  end
+  local current = windows[1]
+  recordLeaseGrant(current[1], current[2], id, 'x')
+  return 0, -1
 end

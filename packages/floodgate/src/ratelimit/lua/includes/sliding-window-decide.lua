@@ -6,6 +6,9 @@ counter which lost its TTL (PEXPIREAT expectedExpiry, so it never lives
 forever); returns count and the counter's expiry (ms since epoch).
 slidingWindowRetryAfter(cur, prev, cost, limit, start, window, now) is the ms
 (>= 1) until a refused cost <= limit fits.
+slidingWindowAdd(key, expiresAt, units, windowExpiry) counts `units` in the
+current window's counter (`expiresAt`: its PEXPIRETIME as read; a counter not
+naming this window, expiring at `windowExpiry`, starts over); returns the new count.
 KEYS, ARGV: none read here; the including script passes its keys and values as
 arguments (its own header declares KEYS and ARGV).
 ]]
@@ -17,6 +20,12 @@ local function slidingWindowRead(key, expectedExpiry)
     return count, expectedExpiry
   end
   return count, expiresAt
+end
+
+local function slidingWindowAdd(key, expiresAt, units, windowExpiry)
+  if expiresAt == windowExpiry then return redis.call('INCRBY', key, units) end
+  redis.call('SET', key, units, 'PXAT', windowExpiry)
+  return units
 end
 
 local function slidingWindowRetryAfter(cur, prev, cost, limit, start, window, now)
