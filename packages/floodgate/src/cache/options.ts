@@ -132,6 +132,13 @@ export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> 
   /** Attempts for a failed L2 invalidation, retried in the background with backoff. @default 5 */
   invalidateRetries?: number
   /**
+   * Most keys of one L2 read batch: on a single node, the single-key L2 GETs this cache sends on one
+   * connection during one event-loop poll phase leave as one MGET of up to this many keys (a full
+   * batch leaves at once); 1 sends a GET per read. Batch reads (`getManyOrLoad`) are one MGET anyway.
+   * @default 256
+   */
+  readBatchMaxKeys?: number
+  /**
    * Where the cache logs what needs a human (see {@link Logger}): the L2 breaker opening (warn),
    * a failed background refresh (warn), an invalidation or namespace clear given up (error).
    * @default none (events only)
@@ -165,6 +172,7 @@ export const CACHE_DEFAULTS = {
   l1: { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, trackedMaxAgeMs: 300_000 },
   breaker: { failureThreshold: 5, coolDownMs: 5_000 },
   invalidateRetries: 5,
+  readBatchMaxKeys: 256,
 } as const
 
 const d = CACHE_DEFAULTS
@@ -231,6 +239,7 @@ export interface ResolvedCacheOptions<T> {
   registry: MetricsRegistry | undefined
   logger: Logger | undefined
   invalidateRetries: number
+  readBatchMaxKeys: number
   call: ResolvedCallOptions
 }
 
@@ -279,6 +288,7 @@ export function resolveCacheOptions<T>(
     )
   const invalidateRetries = options.invalidateRetries ?? d.invalidateRetries
   nonNegativeInteger('invalidateRetries', invalidateRetries)
+  const readBatchMaxKeys = positiveInteger('readBatchMaxKeys', options.readBatchMaxKeys ?? d.readBatchMaxKeys)
   return {
     redis: options.redis,
     name: options.name,
@@ -290,6 +300,7 @@ export function resolveCacheOptions<T>(
     registry: options.registry,
     logger: options.logger,
     invalidateRetries,
+    readBatchMaxKeys,
     call,
   }
 }

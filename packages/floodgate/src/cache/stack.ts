@@ -86,6 +86,7 @@ export class CacheStack<T> {
       this.breaker,
       this.o.redisDeadline,
       (error) => this.count('redis_error', undefined, error),
+      this.o.readBatchMaxKeys,
     )
     this.generations = new NamespaceGenerations(this.l2)
     this.bus = new CacheBus(this.o.redis, this.l2.wakeChannel, this.l2.busChannel, {

@@ -245,6 +245,7 @@ describe('fill-4.lua negative NX semantics', () => {
       new CircuitBreaker(),
       { timeoutMs: 1000, maxWaitMs: 2000 },
       () => {},
+      1,
     )
     await redis.set(`${prefix}:c:nx:{r}`, 'fg1|v|99999999999999|0|"real"')
     const neg = Buffer.from('fg1|n|99999999999999|0|')

@@ -9,6 +9,7 @@ import {
   createCache,
   createRedisClient,
 } from '../../src/index.js'
+import { commandCalls } from '../support/command_stats.js'
 import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
 
 // A private redis-server: these tests kill the tracking's connections.
@@ -78,6 +79,26 @@ describe('L1 kept by Redis client-side caching (l1.tracking)', () => {
     expect(ms).toBeLessThan(250)
     expect(cache.local?.trackedSize).toBe(0)
     expect(await cache.getOrLoad('k', () => 'v2')).toBe('v2')
+  })
+
+  it('L2 hits of one poll phase are one MGET on the tracked connection, each entry kept as tracked', async () => {
+    const { cache, outcomes } = await cacheWith({ tracking: true, ttlMs: 50, name: 'l1-batch' })
+    const ids = ['a', 'b', 'c', 'd']
+    for (const id of ids) await cache.set(id, `v-${id}`)
+    cache.local?.delete(ids)
+    await admin.config('RESETSTAT')
+    const values = await Promise.all(ids.map((id) => cache.getOrLoad(id, () => 'unused')))
+    expect(values).toEqual(ids.map((id) => `v-${id}`))
+    const calls = await commandCalls(admin)
+    expect([calls.mget, calls.get]).toEqual([1, undefined])
+    expect(cache.local?.trackedSize).toBe(4)
+    await sleep(200) // 4× the L1 TTL: still served, as tracked
+    await Promise.all(ids.map((id) => cache.getOrLoad(id, () => 'unused')))
+    expect(outcomes).toEqual([...Array(4).fill('l2_hit'), ...Array(4).fill('l1_hit')])
+    const prefix = (cache as unknown as { stack: { o: { prefix: string } } }).stack.o.prefix
+    await admin.set(valueKey(prefix, 'c'), 'changed elsewhere')
+    expect(await until(() => cache.local?.get('c', Date.now()) === undefined)).toBeLessThan(250)
+    expect(cache.local?.trackedSize).toBe(3)
   })
 
   it('without tracking the same entry lives the L1 TTL only (the default)', async () => {

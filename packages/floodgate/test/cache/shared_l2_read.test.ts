@@ -96,6 +96,7 @@ describe('L2 reads shared by concurrent calls', () => {
     await one.client.client('SETNAME', 'shared-read-own')
     proxy.holdReplies('shared-read-own')
     const before = one.cache.getOrLoad('w', loadNever) // GET runs: v1; reply held
+    await new Promise(setImmediate) // the GET leaves (the L2 reads of a poll phase leave together)
     const written = one.cache.set('w', 'v2') // runs after that GET on the same connection
     await sleep(20) // the write is sent (its reply held too): a read from now on comes after it
     const after = one.cache.getOrLoad('w', loadNever) // a new GET, behind the write

@@ -14,6 +14,7 @@ import {
   invalidateScript,
   setScript,
 } from '../scripts.js'
+import { GetBatcher } from './get_batch.js'
 
 /** Returned instead of a reply when Redis failed, timed out, or the breaker is open. */
 export const UNAVAILABLE: unique symbol = Symbol('floodgate.cache.l2Unavailable')
@@ -33,6 +34,10 @@ export class L2Store {
   readonly busChannel: string
   /** GETs in flight per id that later {@link readShared} calls join (dropped by any write of the id). */
   private readonly sharedReads = new Map<string, Promise<Buffer | null | Unavailable>>()
+  /** The single-key GETs of a poll phase, one MGET per connection (see `get_batch.ts`). */
+  private readonly gets: GetBatcher
+  /** The client when it is a single node (GETs are batched), undefined on a cluster. */
+  private readonly singleNode: Redis | undefined
 
   constructor(
     readonly redis: RedisClient,
@@ -41,7 +46,10 @@ export class L2Store {
     private readonly breaker: CircuitBreaker,
     private readonly deadline: Deadline,
     private readonly onError: (error: unknown) => void,
+    readBatchMaxKeys: number,
   ) {
+    this.gets = new GetBatcher(readBatchMaxKeys)
+    this.singleNode = redis instanceof Cluster ? undefined : redis
     this.wakeChannel = keySpace.channel(`${area}:filled`)
     this.busChannel = keySpace.channel(`${area}:invalidate`)
   }
@@ -95,9 +103,12 @@ export class L2Store {
   /**
    * GET of the value key, as bytes; null when absent. `tracked`: sent on that connection (the
    * tracked L1's, see `l1/l1_tracking.ts`) under its value key instead of the caller's client.
+   * On a single node the GETs of one poll phase leave as one MGET ({@link GetBatcher}).
    */
   read(key: string, tracked?: { connection: Redis; valueKey: string }): Promise<Buffer | null | Unavailable> {
-    if (tracked !== undefined) return this.guard(() => tracked.connection.getBuffer(tracked.valueKey))
+    if (tracked !== undefined) return this.guard(() => this.gets.get(tracked.connection, tracked.valueKey))
+    const single = this.singleNode
+    if (single !== undefined) return this.guard(() => this.gets.get(single, this.valueKey(key)))
     return this.guard(() => this.redis.getBuffer(this.valueKey(key)))
   }
 
