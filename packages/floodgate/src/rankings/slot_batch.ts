@@ -1,6 +1,6 @@
 import type { ChainableCommander } from 'ioredis'
 import { StoreUnavailableError } from '../errors/index.js'
-import type { RedisClient } from '../redis/index.js'
+import { isCluster, type RedisClient } from '../redis/index.js'
 import { execAll } from './pipeline_results.js'
 
 /**
@@ -90,8 +90,4 @@ export function hashTag(key: string): string {
     if (close > open + 1) return key.slice(open + 1, close)
   }
   return key
-}
-
-function isCluster(redis: RedisClient): boolean {
-  return (redis as { isCluster?: boolean }).isCluster === true
 }

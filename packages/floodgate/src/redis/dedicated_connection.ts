@@ -1,5 +1,5 @@
-import { Cluster, type ClusterOptions, type Redis, type RedisOptions } from 'ioredis'
-import type { RedisClient } from './types.js'
+import type { ClusterOptions, Redis, RedisOptions } from 'ioredis'
+import { isCluster, type RedisClient } from './types.js'
 
 /** How a dedicated connection differs from the client it is opened from; unset fields are inherited. */
 export interface DedicatedConnectionOptions {
@@ -35,7 +35,7 @@ export function openDedicatedConnection(
   if (options.maxRetriesPerRequest !== undefined) node.maxRetriesPerRequest = options.maxRetriesPerRequest
   if (options.autoResubscribe !== undefined) node.autoResubscribe = options.autoResubscribe
   let connection: RedisClient
-  if (client instanceof Cluster) {
+  if (isCluster(client)) {
     const { lazyConnect, enableOfflineQueue, autoResubscribe: _, ...perNode } = node
     const overrides: ClusterOptions = {
       lazyConnect,

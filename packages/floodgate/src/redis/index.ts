@@ -8,4 +8,4 @@ export { type DedicatedConnectionOptions, openDedicatedConnection } from './dedi
 export { KeySpace } from './key_space.js'
 export { type EmbeddedLua, LuaScript } from './lua_script.js'
 export { awaitFirstConnection } from './startup_gate.js'
-export type { RedisClient } from './types.js'
+export { isCluster, type RedisClient } from './types.js'

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { Cluster, Command } from 'ioredis'
+import { Command } from 'ioredis'
 import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
 import { resolveLuaIncludes } from './lua_include.js'
-import type { RedisClient } from './types.js'
+import { isCluster, type RedisClient } from './types.js'
 
 /**
  * A script's file name and text (its `--- @include`s already resolved), written in place of its
@@ -127,7 +127,7 @@ export class LuaScript {
       })
     try {
       return await attempt().catch(async (error: unknown) => {
-        if (!(client instanceof Cluster) || !isMoved(error)) throw error
+        if (!isCluster(client) || !isMoved(error)) throw error
         await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()))
         return attempt()
       })
@@ -199,7 +199,7 @@ function sendScript(
   name: 'evalsha' | 'eval',
   argv: (string | number | Buffer)[],
 ): Promise<unknown> {
-  if (client.options.enableAutoPipelining === true && !(client instanceof Cluster)) {
+  if (client.options.enableAutoPipelining === true && !isCluster(client)) {
     return (client as unknown as ScriptMethods)[name](...argv)
   }
   return (client as CommandSender).sendCommand(command(name, argv, client))

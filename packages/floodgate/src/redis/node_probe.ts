@@ -1,13 +1,13 @@
-import type { Cluster, Redis } from 'ioredis'
-import type { RedisClient } from './types.js'
+import type { Redis } from 'ioredis'
+import { isCluster, type RedisClient } from './types.js'
 
 /**
  * The nodes that hold data: every master of a cluster client (waiting up to `timeoutMs` ms for the
  * client to learn the topology; none known then = an empty list), or the single node itself.
  */
 export async function dataNodes(redis: RedisClient, timeoutMs: number): Promise<Redis[]> {
-  if (!redis.isCluster) return [redis as Redis]
-  const cluster = redis as Cluster
+  if (!isCluster(redis)) return [redis as Redis]
+  const cluster = redis
   if (cluster.nodes('master').length === 0 && cluster.status !== 'ready') {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, timeoutMs)

@@ -1,6 +1,6 @@
-import { Cluster, type Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { openSubscriberConnection } from './dedicated_connection.js'
-import type { RedisClient } from './types.js'
+import { isCluster, type RedisClient } from './types.js'
 
 /** Receives the messages of the channels it subscribed to (raw bytes). */
 export type ChannelHandler = (channel: string, message: Buffer) => void
@@ -118,7 +118,7 @@ export class PubSubBus {
 
   private resubscribe(): void {
     // a Cluster's subscriber re-subscribes by itself (see openDedicatedConnection)
-    if (this.closed || this.handlers.size === 0 || this.subscriber instanceof Cluster) return
+    if (this.closed || this.handlers.size === 0 || isCluster(this.subscriber)) return
     this.subscriber.subscribe(...this.handlers.keys()).catch(() => undefined)
   }
 

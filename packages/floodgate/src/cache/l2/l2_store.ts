@@ -1,7 +1,7 @@
-import { Cluster, type Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { CircuitBreaker } from '../../circuit_breaker/index.js'
 import { countsAgainstRedis, type Deadline, watchDeadline } from '../../deadline/index.js'
-import type { KeySpace, RedisClient } from '../../redis/index.js'
+import { isCluster, type KeySpace, type RedisClient } from '../../redis/index.js'
 import { scopedParts } from '../namespace/scoped_key.js'
 import {
   abandonScript,
@@ -49,7 +49,7 @@ export class L2Store {
     readBatchMaxKeys: number,
   ) {
     this.gets = new GetBatcher(readBatchMaxKeys)
-    this.singleNode = redis instanceof Cluster ? undefined : redis
+    this.singleNode = isCluster(redis) ? undefined : redis
     this.wakeChannel = keySpace.channel(`${area}:filled`)
     this.busChannel = keySpace.channel(`${area}:invalidate`)
   }
@@ -140,7 +140,7 @@ export class L2Store {
   /** The value keys of `keys`, as bytes: one MGET on a single node, parallel GETs on a cluster (keys span slots). */
   readMany(keys: readonly string[]): Promise<(Buffer | null)[] | Unavailable> {
     const valueKeys = keys.map((k) => this.valueKey(k))
-    if (this.redis instanceof Cluster) {
+    if (isCluster(this.redis)) {
       const cluster = this.redis
       return this.guard(() => Promise.all(valueKeys.map((k) => cluster.getBuffer(k))))
     }
