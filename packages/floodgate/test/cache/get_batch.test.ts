@@ -3,15 +3,16 @@ import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { GetBatcher } from '../../src/cache/l2/get_batch.js'
 import { createCache, createRedisClient, InvalidArgumentError } from '../../src/index.js'
-import { deleteByPrefix, TEST_REDIS_TARGET, testRedisClient, uniquePrefix } from '../support/redis.js'
+import { deleteByPrefix, TEST_REDIS_URL, testRedis, uniquePrefix } from '../support/redis.js'
 
-const admin = testRedisClient()
+// single node only, in the cluster pass too: a cluster reads a GET per key (test/cluster/l2_reads.test.ts)
+const admin = testRedis()
 const prefix = uniquePrefix('get-batch')
 const key = (name: string) => `${prefix}:${name}`
 let client: Redis
 
 beforeAll(async () => {
-  client = await connected(createRedisClient(TEST_REDIS_TARGET) as Redis)
+  client = await connected(createRedisClient(TEST_REDIS_URL) as Redis)
   await admin.mset(key('a'), 'A', key('b'), 'B', key('c'), 'C')
 })
 
@@ -99,7 +100,7 @@ describe('GetBatcher', () => {
   })
 
   it('rejects every read of a failed batch with the command error', async () => {
-    const closed = createRedisClient(TEST_REDIS_TARGET) as Redis
+    const closed = createRedisClient(TEST_REDIS_URL) as Redis
     closed.on('error', () => undefined)
     closed.disconnect() // floodgate's clients have no offline queue: commands fail at once
     const gets = new GetBatcher(256)
@@ -111,8 +112,31 @@ describe('GetBatcher', () => {
     expect(second!.reason).toBe(first!.reason)
   })
 
+  it('fails the reads of a batch whose client throws instead of rejecting; the next batch leaves', async () => {
+    const gets = new GetBatcher(256)
+    const thrown = new Error('thrown by the client')
+    vi.spyOn(client, 'mgetBuffer').mockImplementationOnce(() => {
+      throw thrown
+    })
+    const failed = await Promise.allSettled(['a', 'b'].map((name) => gets.get(client, key(name))))
+    expect(failed.map((r) => (r.status === 'rejected' ? r.reason : r.value))).toEqual([thrown, thrown])
+    const next = await Promise.all(['a', 'b'].map((name) => gets.get(client, key(name))))
+    expect(next.map(text)).toEqual(['A', 'B'])
+  })
+
+  it('leaves under fake timers too (they replace the global setImmediate)', async () => {
+    const gets = new GetBatcher(256)
+    vi.useFakeTimers()
+    try {
+      const reads = Promise.all(['a', 'c'].map((name) => gets.get(client, key(name))))
+      expect((await reads).map(text)).toEqual(['A', 'C'])
+    } finally {
+      vi.useRealTimers()
+    }
+  }, 2_000)
+
   it('batches per connection', async () => {
-    const other = await connected(createRedisClient(TEST_REDIS_TARGET) as Redis)
+    const other = await connected(createRedisClient(TEST_REDIS_URL) as Redis)
     try {
       const gets = new GetBatcher(256)
       const sent = recordCommands()

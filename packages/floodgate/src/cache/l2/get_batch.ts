@@ -1,3 +1,5 @@
+// node:timers' own: fake timers (vitest, Jest) replace the global one, which would hold every read
+import { setImmediate } from 'node:timers'
 import type { Redis } from 'ioredis'
 
 interface Reply {
@@ -56,21 +58,24 @@ export class GetBatcher {
   }
 }
 
+/** Sends `batch`; never throws (a client that throws instead of rejecting fails the batch's reads). */
 function send(connection: Redis, batch: Map<string, Reply>): void {
-  if (batch.size === 1) {
-    for (const [key, reply] of batch) connection.getBuffer(key).then(reply.resolve, reply.reject)
-    return
+  const rejectAll = (error: unknown) => {
+    for (const reply of batch.values()) reply.reject(error)
   }
-  connection.mgetBuffer([...batch.keys()]).then(
-    (values) => {
+  try {
+    if (batch.size === 1) {
+      for (const [key, reply] of batch) connection.getBuffer(key).then(reply.resolve, reply.reject)
+      return
+    }
+    connection.mgetBuffer([...batch.keys()]).then((values) => {
       let i = 0
       // a Map iterates in insertion order: the order of the MGET's keys
       for (const reply of batch.values()) reply.resolve(values[i++] ?? null)
-    },
-    (error: unknown) => {
-      for (const reply of batch.values()) reply.reject(error)
-    },
-  )
+    }, rejectAll)
+  } catch (error) {
+    rejectAll(error)
+  }
 }
 
 function newReply(): Reply {
