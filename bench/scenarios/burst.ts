@@ -53,7 +53,8 @@ interface MeasuredBurst {
 }
 
 async function measuredBurst(ctx: Context, d: ModeDeployment, c: TrafficClass): Promise<MeasuredBurst> {
-  const before = await scrape(d.bases)
+  // from a quiet deployment: a restarted instance's Bloom rebuild from PostgreSQL may still be running
+  const before = await settled(d, 1000 * ctx.params.burstMaxS)
   const phase = await runPhase(d, { durationS: ctx.params.burstMaxS, classes: [c] })
   const after = await settled(d, 1000 * ctx.params.burstMaxS)
   return { phase, dbStatements: after.dbQueries - before.dbQueries }
