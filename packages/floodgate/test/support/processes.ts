@@ -15,12 +15,34 @@ export interface Worker {
   waitFor(predicate: (message: unknown) => boolean, timeoutMs?: number): Promise<unknown>
 }
 
+const PARENT_ENV = 'FG_TEST_WORKER_PARENT_PID'
+
+/** Workers still running, killed when the test process exits (a failed or timed-out test skips its cleanup). */
+const live = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL')
+})
+
+// In a worker (every worker imports `report` from here): exit once the test process is gone, even
+// if it was SIGKILLed, so an aborted run leaves no producer writing to Redis for ever.
+const parentPid = Number(process.env[PARENT_ENV])
+if (parentPid > 0 && process.ppid === parentPid) {
+  setInterval(() => {
+    if (process.ppid !== parentPid) process.exit(1)
+  }, 500).unref()
+}
+
 export function spawnWorker(file: URL, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Worker {
   const child = spawn(
     process.execPath,
     ['--conditions=floodgate-source', '--import', 'tsx', fileURLToPath(file), ...args],
-    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } },
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ...env, [PARENT_ENV]: String(process.pid) },
+    },
   )
+  live.add(child)
+  child.once('exit', () => live.delete(child))
   const messages: unknown[] = []
   const listeners = new Set<(message: unknown) => void>()
   let buffer = ''
