@@ -68,7 +68,7 @@ const SEED_USERS = Number(fields.seedUsers.default)
 
 const skip = testDbKind === 'pglite' || TEST_REDIS_CLUSTER_NODES !== undefined
 const schema = uniqueSchema('pgdown')
-const dataDir = mkdtempSync(join(tmpdir(), 'va-pgdown-'))
+let dataDir = ''
 let server: PrivateRedis | undefined
 let redis: Redis | undefined
 let proxy: PgProxy | undefined
@@ -77,6 +77,7 @@ let services: ServiceProcess[] = []
 
 beforeAll(async () => {
   if (skip) return
+  dataDir = mkdtempSync(join(tmpdir(), 'va-pgdown-'))
   proxy = await PgProxy.start()
   pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 })
   server = await PrivateRedis.start()
@@ -97,8 +98,8 @@ afterAll(async () => {
   await pool?.end()
   redis?.disconnect()
   await server?.destroy() // its keys go with it
+  if (dataDir !== '') rmSync(dataDir, { recursive: true, force: true })
   if (!skip) await dropSchema(schema)
-  rmSync(dataDir, { recursive: true, force: true })
 })
 
 type Phase = 'before' | 'outage' | 'after' | 'across'
