@@ -57,6 +57,8 @@ export interface AppOptions {
   jwtSecret: string
   /** Token lifetime (s). @default the field table's `JWT_TTL_S` */
   jwtTtlS?: number
+  /** How long (ms) a user PostgreSQL confirmed is trusted on writes. @default the field table's `AUTH_KNOWN_USER_TTL_MS` */
+  knownUserTtlMs?: number
   /** Maximum request body (bytes). @default the field table's `BODY_LIMIT_BYTES` */
   bodyLimitBytes?: number
   /** Time to receive a whole request (ms). @default the field table's `REQUEST_TIMEOUT_MS` */
@@ -140,7 +142,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addSchema(Video)
   echoRequestId(app)
   registerProblemHandler(app)
-  registerAuth(app)
+  registerAuth(app, { knownUserTtlMs: options.knownUserTtlMs ?? defaults.authKnownUserTtlMs })
   // after the problem handler: a route takes the error handler set when it is registered
   await app.register(metricsPlugin)
   const flush = options.interactionFlush

@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     redisPrefix: config.redisPrefix,
     jwtSecret: resolveJwtSecret(config.jwtSecret, config.dataDir),
     jwtTtlS: config.jwtTtlS,
+    knownUserTtlMs: config.authKnownUserTtlMs,
     bodyLimitBytes: config.bodyLimitBytes,
     requestTimeoutMs: config.requestTimeoutMs,
     connectionTimeoutMs: config.connectionTimeoutMs,

@@ -15,6 +15,7 @@ export {
   inSpan,
   type LogFields,
   type Logger,
+  LogThrottle,
   type SpanAttributes,
 } from './observability/index.js'
 export * from './rankings/index.js'

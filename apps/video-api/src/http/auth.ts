@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { KnownUsers } from '../auth/known_users.js'
+import { DatabaseOutageLog } from '../db/outage_log.js'
 import { unauthorized } from './api_error.js'
 
 declare module 'fastify' {
@@ -17,6 +18,12 @@ function needsUser(request: FastifyRequest): boolean {
   return security !== undefined && security.length > 0
 }
 
+/** Options of {@link registerAuth}. */
+export interface AuthOptions {
+  /** How long (ms) a user PostgreSQL confirmed is trusted on writes. @default the field table's `AUTH_KNOWN_USER_TTL_MS` */
+  knownUserTtlMs?: number
+}
+
 /**
  * Reads `Authorization: Bearer <jwt>` on every request. No header: anonymous
  * ({@link refuseAnonymous} turns that into a 401 where a user is needed).
@@ -26,12 +33,18 @@ function needsUser(request: FastifyRequest): boolean {
  * must also exist in the database (a {@link KnownUsers} LRU keeps that cheap):
  * a validly signed token of a user the database does not have (e.g. after a
  * reset that kept service_meta) gets 401 instead of writing events the flush
- * can never apply (foreign keys). Reads skip that lookup.
+ * can never apply (foreign keys). Reads skip that lookup. While PostgreSQL
+ * cannot be reached, the signed token alone is accepted (KnownUsers' policy),
+ * logged as a dependency outage (warn, one line per 10 s).
  */
-export function registerAuth(app: FastifyInstance): void {
+export function registerAuth(app: FastifyInstance, options: AuthOptions = {}): void {
   const tokens = app.tokens
   app.decorateRequest('userId', undefined)
-  const known = new KnownUsers((id) => app.users.exists(id))
+  const outage = new DatabaseOutageLog()
+  const known = new KnownUsers((id) => app.users.exists(id), {
+    ttlMs: options.knownUserTtlMs,
+    onUnverified: (error) => outage.note(app.log, 'user-check', error),
+  })
   const invalid = (reply: FastifyReply, detail: string) => {
     // RFC 6750 §3: a token was sent but cannot be used
     reply.header('www-authenticate', 'Bearer error="invalid_token"')
@@ -48,14 +61,14 @@ export function registerAuth(app: FastifyInstance): void {
       request.userId = userId
       return done()
     }
-    known.exists(userId).then(
-      (exists) => {
-        if (!exists) return done(invalid(reply, 'the token is for a user that does not exist'))
+    known.check(userId).then(
+      (check) => {
+        if (check === 'missing') return done(invalid(reply, 'the token is for a user that does not exist'))
         request.userId = userId
         done()
       },
-      (error: Error) => done(error),
-    ) // database unavailable: the problem handler answers it
+      (error: Error) => done(error), // not an outage (those are `unverified`): the problem handler answers it
+    )
   })
 }
 

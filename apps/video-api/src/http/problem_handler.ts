@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OverloadedError } from 'floodgate'
+import { DatabaseOutageLog } from '../db/outage_log.js'
+import { DB_UNREACHABLE_RETRY_AFTER_S, isDatabaseUnreachable } from '../db/unreachable.js'
 import { ApiError, type ProblemCode, problemStatus } from './api_error.js'
 import { refuseWhileClosing } from './draining.js'
 
@@ -51,6 +53,12 @@ export function classify(error: unknown): ProblemFields {
       code: 'OVERLOADED',
       status: problemStatus.OVERLOADED,
       detail: 'the database is busy; retry later',
+    }
+  if (isDatabaseUnreachable(error))
+    return {
+      code: 'UNAVAILABLE',
+      status: problemStatus.UNAVAILABLE,
+      detail: 'the database cannot be reached; retry later',
     }
   const e = error as Partial<FastifyError> & { message?: string }
   if (e.validation)
@@ -108,15 +116,21 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, proble
 /**
  * Every 4xx/5xx leaves as `application/problem+json` with a stable `code`. 5xx are logged with the
  * error, except a read the database guard shed: 503 `OVERLOADED` with `Retry-After` (whole seconds,
- * rounded up). Also answers 503 while closing.
+ * rounded up), and a request that needed PostgreSQL while it cannot be reached: 503 `UNAVAILABLE`
+ * with `Retry-After: 1`, logged as a dependency outage (warn, one line per 10 s). Also answers 503
+ * while closing.
  */
 export function registerProblemHandler(app: FastifyInstance): void {
   refuseWhileClosing(app)
+  const outage = new DatabaseOutageLog()
   app.setErrorHandler((error, request, reply) => {
     const problem = classify(error)
     if (error instanceof OverloadedError) {
       // Shedding is the guard working, not a failure: counted on /metrics, not logged per request.
       reply.header('retry-after', String(Math.ceil(error.retryAfterMs / 1000)))
+    } else if (problem.status === problemStatus.UNAVAILABLE && isDatabaseUnreachable(error)) {
+      reply.header('retry-after', String(DB_UNREACHABLE_RETRY_AFTER_S))
+      outage.note(request.log, 'request', error)
     } else if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
     return sendProblem(reply, request, problem)
   })

@@ -1,25 +1,28 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 /**
  * Runs a TS worker in its own Node process (tsx, floodgate-source) and resolves with its JSON-line
- * reports; `onReport` sees each report as it arrives (e.g. a burst's `started`).
+ * reports; `onReport` sees each report as it arrives (e.g. a burst's `started`). With `onSpawn`,
+ * the worker's stdin is a pipe the caller may write to (commands to the worker).
  */
 export function runWorker(
   file: URL,
   args: readonly string[],
   onReport?: (message: Record<string, unknown>) => void,
+  onSpawn?: (child: ChildProcess) => void,
 ): Promise<Record<string, unknown>[]> {
   const child = spawn(
     process.execPath,
     ['--conditions=floodgate-source', '--import', 'tsx', fileURLToPath(file), ...args],
     {
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: [onSpawn ? 'pipe' : 'ignore', 'pipe', 'inherit'],
     },
   )
+  onSpawn?.(child)
   const reports: Record<string, unknown>[] = []
   let pending = ''
-  child.stdout.on('data', (d: Buffer) => {
+  child.stdout?.on('data', (d: Buffer) => {
     const lines = (pending + d.toString()).split('\n')
     pending = lines.pop() ?? ''
     for (const line of lines.filter((l) => l.startsWith('{'))) {

@@ -28,6 +28,13 @@ export const httpFields = {
     type: { kind: 'int', min: 1, max: 31_536_000 },
     doc: 'Token lifetime (s).',
   },
+  authKnownUserTtlMs: {
+    env: 'AUTH_KNOWN_USER_TTL_MS',
+    toml: 'auth_known_user_ttl_ms',
+    default: '60000',
+    type: { kind: 'int', min: 1, max: 86_400_000 },
+    doc: "How long (ms) an instance trusts that a token's user exists once PostgreSQL said so, before a write asks again (a user deleted by hand can write this long). While PostgreSQL cannot be reached, writes go on with the signed token alone (docs/operations.md).",
+  },
   logLevel: {
     env: 'LOG_LEVEL',
     toml: 'log_level',
