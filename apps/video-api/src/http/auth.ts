@@ -7,6 +7,13 @@ declare module 'fastify' {
     /** Id of the authenticated user, when a valid bearer token came with the request. */
     userId: string | undefined
   }
+  interface FastifyContextConfig {
+    /**
+     * The route answers on its own terms whatever `Authorization` carries (probes, /metrics): a load
+     * balancer or scraper that forwards a stale header must not see the instance as down.
+     */
+    ignoresAuthorization?: boolean
+  }
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -26,7 +33,8 @@ function needsUser(request: FastifyRequest): boolean {
  * must also exist in the database (a {@link KnownUsers} LRU keeps that cheap):
  * a validly signed token of a user the database does not have (e.g. after a
  * reset that kept service_meta) gets 401 instead of writing events the flush
- * can never apply (foreign keys). Reads skip that lookup.
+ * can never apply (foreign keys). Reads skip that lookup. Routes whose config sets
+ * `ignoresAuthorization` skip the header altogether (anonymous).
  */
 export function registerAuth(app: FastifyInstance): void {
   const tokens = app.tokens
@@ -40,7 +48,7 @@ export function registerAuth(app: FastifyInstance): void {
   // a callback hook: anonymous requests and reads answer at once, without a promise per request
   app.addHook('onRequest', (request, reply, done) => {
     const header = request.headers.authorization
-    if (header === undefined) return done()
+    if (header === undefined || request.routeOptions.config.ignoresAuthorization) return done()
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
     if (userId === undefined) return done(invalid(reply, 'bearer token is malformed, expired or invalid'))
