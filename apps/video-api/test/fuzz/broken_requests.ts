@@ -47,21 +47,18 @@ interface Part<T> {
 const ok = <T>(value: T): Part<T> => ({ value, breaks: [] })
 const broken = <T>(value: T, how: string): Part<T> => ({ value, breaks: [how] })
 
-/** Bytes Node's HTTP client lets through on a request line or in a header value (it refuses others). */
-const latin1 = fc.string({
-  unit: fc
-    .integer({ min: 0x21, max: 0xff })
-    .filter((c) => c !== 0x7f)
-    .map((c) => String.fromCharCode(c)),
-  maxLength: 30,
-})
-const headerText = fc.string({
-  unit: fc
-    .integer({ min: 0x20, max: 0xff })
-    .filter((c) => c !== 0x7f)
-    .map((c) => String.fromCharCode(c)),
-  maxLength: 60,
-})
+/** Strings of bytes `min`…0xff but DEL, as latin1: what Node's HTTP client lets through (it refuses others). */
+const bytesFrom = (min: number, maxLength: number) =>
+  fc.string({
+    unit: fc
+      .integer({ min, max: 0xff })
+      .filter((c) => c !== 0x7f)
+      .map((c) => String.fromCharCode(c)),
+    maxLength,
+  })
+/** Text for a request line (no space) and for a header value. */
+const latin1 = bytesFrom(0x21, 30)
+const headerText = bytesFrom(0x20, 60)
 const BROKEN_ESCAPES = [
   '%zz',
   '%',
