@@ -1,3 +1,4 @@
+import { maxHeaderSize } from 'node:http'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -118,6 +119,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors,
     clientErrorHandler,
     forceCloseConnections: 'idle',
+    // The router never refuses a path parameter for its length (Fastify's default 100 answers 414
+    // before any hook, so before the token check): the route's schema names the parameter and its
+    // limit in a 400. Node's header limit (431, request line included) bounds it; no route has a regex.
+    routerOptions: { maxParamLength: maxHeaderSize },
     // No silent fixes of input: unknown fields refused, no type coercion (query strings are parsed
     // in the route); allErrors lists every failing field, cheap with capped bodies and linear patterns.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true } },

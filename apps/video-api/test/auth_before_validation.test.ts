@@ -19,6 +19,7 @@ describe('authentication comes before validation', () => {
     { method: 'PATCH' as const, url: '/videos/not-an-id', payload: {} },
     { method: 'DELETE' as const, url: '/videos/0' },
     { method: 'PUT' as const, url: '/videos/x/like' },
+    { method: 'PUT' as const, url: `/videos/${'1'.repeat(101)}/like` },
   ]
 
   it('an anonymous write with an invalid body or id answers 401 with WWW-Authenticate: Bearer', async () => {
@@ -31,10 +32,10 @@ describe('authentication comes before validation', () => {
     }
   })
 
-  it('a bad token gets 401 with error="invalid_token" (RFC 6750)', async () => {
+  it('a bad token gets 401 with error="invalid_token" (RFC 6750), even on a public route', async () => {
     const res = await t.app.inject({
       method: 'GET',
-      url: '/healthz',
+      url: '/feed/recommend',
       headers: { authorization: 'Bearer x.y.z' },
     })
     expect(res.statusCode).toBe(401)
@@ -44,6 +45,19 @@ describe('authentication comes before validation', () => {
     const write = await t.app.inject({ method: 'POST', url: '/videos', headers: ghost, payload: {} })
     expect(write.statusCode).toBe(401)
     expect(write.headers['www-authenticate']).toBe('Bearer error="invalid_token"')
+  })
+
+  it('the probes and /metrics ignore Authorization: a stale header does not take the instance out', async () => {
+    for (const url of ['/healthz', '/readyz', '/metrics'])
+      for (const authorization of [
+        'Bearer x.y.z',
+        'Bearer not-a-jwt',
+        'Basic dXNlcjpwYXNz',
+        `${auth.authorization}`,
+      ]) {
+        const res = await t.app.inject({ method: 'GET', url, headers: { authorization } })
+        expect([url, authorization, res.statusCode]).toEqual([url, authorization, 200])
+      }
   })
 
   it('an authenticated write with an invalid body still answers 400', async () => {

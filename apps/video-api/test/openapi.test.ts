@@ -83,11 +83,19 @@ describe('OpenAPI document', () => {
       for (const [status, response] of Object.entries(op.responses)) {
         const json = response.content?.['application/json']?.schema?.$ref
         expect(json, `${key} ${status}`).not.toBe('#/components/schemas/Problem')
-        if (Number(status) >= 400 && !(key === 'GET /readyz' && status === '503'))
+        if (Number(status) >= 400)
           expect(response.content?.['application/problem+json']?.schema?.$ref, `${key} ${status}`).toBe(
             '#/components/schemas/Problem',
           )
       }
+  })
+
+  it("keeps /readyz's own not-ready body next to the problem of a shutting-down instance", () => {
+    const notReady = operations.find((o) => o.key === 'GET /readyz')?.op.responses['503']
+    expect(Object.keys(notReady?.content ?? {}).sort()).toEqual([
+      'application/json',
+      'application/problem+json',
+    ])
   })
 
   it('names its component schemas (no def-0)', () => {

@@ -8,6 +8,13 @@ declare module 'fastify' {
     /** Id of the authenticated user, when a valid bearer token came with the request. */
     userId: string | undefined
   }
+  interface FastifyContextConfig {
+    /**
+     * The route answers on its own terms whatever `Authorization` carries (probes, /metrics): a load
+     * balancer or scraper that forwards a stale header must not see the instance as down.
+     */
+    ignoresAuthorization?: boolean
+  }
 }
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -35,7 +42,8 @@ export interface AuthOptions {
  * reset that kept service_meta) gets 401 instead of writing events the flush
  * can never apply (foreign keys). Reads skip that lookup. While PostgreSQL
  * cannot be reached, the signed token alone is accepted (KnownUsers' policy),
- * logged as a dependency outage (warn, one line per 10 s).
+ * logged as a dependency outage (warn, one line per 10 s). Routes whose config sets
+ * `ignoresAuthorization` skip the header altogether (anonymous).
  */
 export function registerAuth(app: FastifyInstance, options: AuthOptions = {}): void {
   const tokens = app.tokens
@@ -53,7 +61,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions = {}): v
   // a callback hook: anonymous requests and reads answer at once, without a promise per request
   app.addHook('onRequest', (request, reply, done) => {
     const header = request.headers.authorization
-    if (header === undefined) return done()
+    if (header === undefined || request.routeOptions.config.ignoresAuthorization) return done()
     const match = /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header)
     const userId = match ? tokens.verify(match[1]!) : undefined
     if (userId === undefined) return done(invalid(reply, 'bearer token is malformed, expired or invalid'))

@@ -7,11 +7,11 @@ import { setRequestIdHeader } from './request_id.js'
 
 /**
  * Fastify's `frameworkErrors`: errors raised while routing, before any hook
- * runs (`FST_ERR_BAD_URL` for a malformed %-escape such as `/videos/%zz`,
- * `FST_ERR_MAX_PARAM_LENGTH` for a path parameter over 100 characters).
+ * runs (`FST_ERR_BAD_URL` for a malformed %-escape such as `/videos/%zz`).
  * Without it Fastify answers plain JSON with its own code; with it they are
- * problem+json like every other 4xx (400 or 414, code `VALIDATION_FAILED`), with `x-request-id`
- * (no hook sets it on these).
+ * problem+json like every other 4xx (400 `VALIDATION_FAILED`), with `x-request-id`
+ * (no hook sets it on these). No path parameter is refused for its length here: app.ts sets
+ * `maxParamLength` to Node's header limit, so an over-long id reaches its route's schema.
  */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setRequestIdHeader(request, reply)

@@ -46,7 +46,9 @@ export function registerMetrics(app: FastifyInstance): Registry {
     )(reply.elapsedTime / 1000)
     done()
   })
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  // a scraper may be set up to send a bearer token of its own: not one of ours, not a reason for 401
+  const config = { ignoresAuthorization: true }
+  app.get('/metrics', { config, schema: { hide: true } }, async (_request, reply) => {
     reply.type(registry.contentType)
     return registry.metrics()
   })

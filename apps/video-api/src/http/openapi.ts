@@ -1,6 +1,7 @@
 import type { FastifyDynamicSwaggerOptions, SwaggerTransformObject } from '@fastify/swagger'
 import { UNLIMITED_ROUTES } from '../rate_limit/quotas.js'
 import { SERVICE } from '../service_info.js'
+import type { ProblemCode } from './api_error.js'
 
 /** What the OpenAPI document says of one operation, keyed `"<METHOD> <OpenAPI path>"`. */
 export interface OperationDoc {
@@ -126,34 +127,93 @@ const problemContent = { [PROBLEM]: { schema: { $ref: PROBLEM_REF } } }
 const retryAfter = {
   'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } },
 }
-const rateLimited = {
-  description: 'RATE_LIMITED: the quota of this client (user or IP) is used up; see the RateLimit fields',
-  headers: retryAfter,
-  content: problemContent,
-}
-const overloaded = {
-  description:
-    'OVERLOADED: the database guard shed the read (Retry-After), or UNAVAILABLE: Redis or the database cannot answer, or the instance is shutting down',
-  headers: retryAfter,
-  content: problemContent,
+
+/** One problem code an error status of an operation carries, and when. */
+interface ErrorAnswer {
+  code: ProblemCode
+  when: string
 }
 
+/** What the operation is, for the answers the HTTP layer and the hooks give before its handler. */
+interface OperationShape {
+  /** A probe or /metrics: no token check, no rate limit. */
+  probe: boolean
+  /** POST, PUT, PATCH, DELETE: Fastify reads a body (JSON only, up to BODY_LIMIT_BYTES). */
+  readsBody: boolean
+  rateLimited: boolean
+  shed: boolean
+}
+
+const FIELD_ERRORS = 'a parameter, query field, body field or path id is invalid (`errors` lists each)'
+const MALFORMED = 'the request is malformed HTTP or its URL a malformed %-escape'
+
+/**
+ * The problem codes every status of an operation can carry, by status. Those the HTTP layer gives
+ * before any route (400 malformed request, 408, 413, 415, 431, 503 while shutting down) and the
+ * hooks (401 on a bad token, 429) are listed on every operation they reach; those of the handler
+ * (401, 403, 404, 409 from `security` and errorResponses) where the route declares them.
+ */
+function errorAnswers(shape: OperationShape, declared: ReadonlySet<number>): Map<number, ErrorAnswer[]> {
+  const answers = new Map<number, ErrorAnswer[]>()
+  const add = (status: number, code: ProblemCode, when: string) =>
+    answers.set(status, [...(answers.get(status) ?? []), { code, when }])
+  add(400, 'VALIDATION_FAILED', shape.probe ? MALFORMED : `${FIELD_ERRORS}, or ${MALFORMED}`)
+  if (shape.readsBody)
+    add(400, 'INVALID_JSON', 'the body is not valid JSON, or empty with a JSON content type')
+  if (!shape.probe)
+    add(
+      401,
+      'UNAUTHORIZED',
+      'the operation needs a bearer token, or the one sent is malformed, expired or invalid (refused even where a token is optional)',
+    )
+  if (declared.has(403)) add(403, 'FORBIDDEN', 'the caller may not do this (not the owner, not an admin)')
+  if (declared.has(404)) add(404, 'NOT_FOUND', 'no such resource, or not one the caller may see')
+  add(
+    408,
+    'REQUEST_TIMEOUT',
+    'the request was not received within REQUEST_TIMEOUT_MS; the connection is closed',
+  )
+  if (declared.has(409)) add(409, 'CONFLICT', 'the state does not allow it now (taken name, running rebuild)')
+  if (shape.readsBody) {
+    add(413, 'PAYLOAD_TOO_LARGE', 'the body is over BODY_LIMIT_BYTES')
+    add(415, 'UNSUPPORTED_MEDIA_TYPE', 'a body that is not application/json')
+  }
+  if (shape.rateLimited)
+    add(429, 'RATE_LIMITED', 'the quota of this client (user or IP) is used up; see the RateLimit fields')
+  add(431, 'HEADERS_TOO_LARGE', "request line and headers over Node's 16 KiB; the connection is closed")
+  add(500, 'INTERNAL', 'an unexpected error (logged)')
+  add(
+    503,
+    'UNAVAILABLE',
+    'Redis or the database cannot answer, or the instance is shutting down (Retry-After)',
+  )
+  if (shape.shed) add(503, 'OVERLOADED', 'the database guard shed the read (Retry-After)')
+  return answers
+}
+
+interface Response {
+  description?: string
+  content?: Record<string, unknown>
+  headers?: unknown
+}
 interface Operation {
   operationId?: string
   summary?: string
   tags?: string[]
-  responses?: Record<string, { description?: string; content?: Record<string, unknown>; headers?: unknown }>
+  responses?: Record<string, Response>
 }
 type Document = { paths?: Record<string, Record<string, Operation>>; tags?: unknown[] } & Record<
   string,
   unknown
 >
 
+const READS_BODY = new Set(['post', 'put', 'patch', 'delete'])
+
 /**
  * Completes the document @fastify/swagger builds from the route schemas: operationId, summary and
- * tag from {@link OPERATIONS}; errors (4xx, 5xx) as `application/problem+json` (what
- * src/http/problem_handler.ts sends); 429 on every rate-limited route; 503 `OVERLOADED` on the reads
- * the database guard can shed.
+ * tag from {@link OPERATIONS}; every error status the operation can answer (see errorAnswers), as
+ * `application/problem+json` (what src/http/problem_handler.ts and framework_errors.ts send), its
+ * description naming its problem codes; no 413/415 on a GET (Fastify reads no body there).
  */
 export function completeDocument(document: Document): Document {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
@@ -162,13 +222,29 @@ export function completeDocument(document: Document): Document {
       if (doc)
         Object.assign(operation, { operationId: doc.operationId, summary: doc.summary, tags: [doc.tag] })
       const responses = operation.responses ?? {}
-      for (const [status, response] of Object.entries(responses)) {
-        const json = response.content?.['application/json'] as { schema?: { $ref?: string } } | undefined
-        if (Number(status) >= 400 && json?.schema?.$ref === PROBLEM_REF)
-          response.content = { [PROBLEM]: json }
+      const shape: OperationShape = {
+        probe: UNLIMITED_ROUTES.has(path),
+        readsBody: READS_BODY.has(method),
+        rateLimited: !UNLIMITED_ROUTES.has(path),
+        shed: doc?.shed === true,
       }
-      if (!UNLIMITED_ROUTES.has(path)) responses['429'] = rateLimited
-      if (doc?.shed) responses['503'] = overloaded
+      const declared = new Set(Object.keys(responses).map(Number))
+      // no 413/415 on a GET: Fastify reads no body there
+      for (const status of [413, 415]) if (!shape.readsBody) delete responses[status]
+      for (const [status, answers] of errorAnswers(shape, declared)) {
+        const json = responses[status]?.content?.['application/json'] as
+          | { schema?: { $ref?: string } }
+          | undefined
+        responses[status] = {
+          description: answers.map((a) => `${a.code}: ${a.when}`).join('; or '),
+          // a body of the route's own (/readyz's "not ready") stays next to the problem
+          content: {
+            ...(json && json.schema?.$ref !== PROBLEM_REF ? { 'application/json': json } : {}),
+            ...problemContent,
+          },
+          ...(status === 429 || status === 503 ? { headers: retryAfter } : {}),
+        }
+      }
       operation.responses = responses
     }
   }

@@ -3,6 +3,8 @@ import { ApiError } from './api_error.js'
 
 /** Path or body id: a positive bigint as a string of digits (≤ 2^63-1 is checked in code). */
 export const IdString = Type.String({
+  // maxLength too: a too-long id's 400 then names the limit, not only the pattern
+  maxLength: 19,
   pattern: '^[1-9][0-9]{0,18}$',
   description: 'positive 64-bit integer id, as a string',
 })

@@ -51,8 +51,9 @@ export const pathCases: Case[] = [
   {
     name: 'path parameter over 100 characters',
     request: () => ({ method: 'GET', url: `/videos/${'1'.repeat(200)}` }),
-    status: 414,
+    status: 400,
     code: 'VALIDATION_FAILED',
+    detail: 'params/id must NOT have more than 19 characters',
   },
   {
     name: 'id with leading zero',
