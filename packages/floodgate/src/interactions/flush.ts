@@ -80,7 +80,6 @@ export function createInteractionFlush(
         const pending = await stillPending(
           redis,
           group,
-          consumer.name,
           parsed.map((p) => p.entry),
         )
         const live = parsed.filter((p) => pending.has(`${p.entry.stream} ${p.entry.id}`))
