@@ -6,7 +6,7 @@
  * unnest, XCLAIM pending check), in the same run, alternating, on the same events and fresh
  * schemas.
  *
- *   npm run bench:flush [-- --quick]
+ *   npm run bench:flush [-- --quick] [-- --rounds 3 --events 30000]
  *
  * Per run: a fresh schema (video-api's tables from `interactionSchemaSql`, 10,000 videos) and
  * prefix; the streams filled with EVENTS events in the wire format (XADD pipelined: the write
@@ -23,6 +23,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
 import { deleteByPrefix, dropSchema } from '@floodgate/test-support'
 import {
   createInteractionFlush,
@@ -41,7 +42,14 @@ import { videoInteractionTables } from '../../apps/video-api/src/interactions/ta
 import { spawnTs } from '../support/spawn_ts.js'
 import { createPreviousFlush } from './previous/flush.js'
 
-const QUICK = process.argv.includes('--quick')
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    events: { type: 'string' },
+  },
+})
+const QUICK = args.quick
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const PARTITIONS = 16
@@ -49,8 +57,8 @@ const PARTITIONS = 16
 const TABLES = videoInteractionTables
 const VIDEOS = 10_000
 const USERS = 100_000
-const EVENTS = QUICK ? 10_000 : 40_000
-const ROUNDS = QUICK ? 1 : 3
+const EVENTS = Number(args.events ?? (QUICK ? 10_000 : 30_000))
+const ROUNDS = Number(args.rounds ?? (QUICK ? 1 : 3))
 /** The consumer's default (STREAM_CONSUMER_DEFAULTS.batchSize) and a larger one. */
 const BATCH_SIZES = QUICK ? [1000] : [1000, 5000]
 const TOGGLES = QUICK ? 5_000 : 30_000
