@@ -15,14 +15,16 @@
  * viewers, 30 % like/unlike and 20 % favourite/unfavourite flips by 100,000 users. Reported per
  * consumer: events/s from start to drained (read + apply + ack), events/s of the handler alone
  * (fence, pending check, SQL), PostgreSQL round trips per batch (BEGIN and COMMIT included, a COPY
- * counts one), and the median over ROUNDS runs. Every run checks the counts against the events.
+ * counts one), the CPU per event of the PostgreSQL backends (from /proc: the server must be local)
+ * and of this process (the consumer), and the median over ROUNDS runs. The CPU figures hold on a
+ * busy box where the rates do not. Every run checks the counts against the events.
  * "read only" is the same consumer with an empty handler: the ceiling the read and ack allow.
  * Then the toggles into Redis (64 in flight) and the steady-load lag with the library's flush.
  *
  * Writes bench/results/flush.json.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { deleteByPrefix, dropSchema } from '@floodgate/test-support'
 import {
@@ -88,7 +90,14 @@ async function freshSchema(videos: number): Promise<{ schema: string; pool: pg.P
   await admin.query('INSERT INTO videos SELECT generate_series(1, $1::int)', [videos])
   for (const statement of interactionSchemaSql(TABLES)) await admin.query(statement)
   await admin.query('SET search_path = public')
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4, options: `-c search_path=${schema}` })
+  const pool = new pg.Pool({
+    connectionString: DATABASE_URL,
+    max: 4,
+    options: `-c search_path=${schema}`,
+    application_name: schema,
+    // keep every backend to the end of the run, so backendCpuMs sees all the CPU they used
+    idleTimeoutMillis: 0,
+  })
   return { schema, pool }
 }
 
@@ -188,6 +197,27 @@ function counting(db: SqlDatabase): { db: SqlDatabase; trips: () => number } {
   }
 }
 
+/**
+ * CPU time (ms) the PostgreSQL backends of `schema`'s pool have used since they started, read from
+ * /proc (the server is local); they serve only this run. NaN when /proc has no such process.
+ */
+async function backendCpuMs(schema: string): Promise<number> {
+  const { rows } = await admin.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+    [schema],
+  )
+  let ms = 0
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+      ms += (Number(fields[11]) + Number(fields[12])) * 10 // utime + stime, in 10 ms clock ticks
+    } catch {
+      return Number.NaN
+    }
+  }
+  return ms
+}
+
 /** Times the consumer's handler calls (the apply: parse, fence, pending check, SQL). */
 function timeHandler(consumer: StreamGroupConsumer): () => number {
   let ms = 0
@@ -223,6 +253,10 @@ interface Run {
   applyEventsPerSec: number
   batches: number
   roundTripsPerBatch: number
+  /** PostgreSQL backend CPU per event (µs): independent of how busy the box is, unlike the rates. */
+  pgCpuUsPerEvent: number
+  /** This process's CPU per event (µs): the consumer's reads, parsing, the handler's encoding. */
+  nodeCpuUsPerEvent: number
 }
 
 async function flushRun(mix: Mix, applier: Applier, batchSize: number): Promise<Run> {
@@ -250,10 +284,13 @@ async function flushRun(mix: Mix, applier: Applier, batchSize: number): Promise<
             })
     const handlerMs = timeHandler(consumer)
     const started = performance.now()
+    const cpu = process.cpuUsage()
     consumer.start()
     await drained(consumer, EVENTS)
     const seconds = (performance.now() - started) / 1000
+    const nodeCpu = process.cpuUsage(cpu)
     await consumer.stop()
+    const pgCpuMs = await backendCpuMs(schema)
     if (applier !== 'read only') {
       const { rows } = await pool.query(
         `SELECT sum(like_count)::int AS likes, sum(favorite_count)::int AS favorites, sum(play_count)::int AS plays,
@@ -279,6 +316,8 @@ async function flushRun(mix: Mix, applier: Applier, batchSize: number): Promise<
       applyEventsPerSec: applier === 'read only' ? 0 : Math.round(EVENTS / (handlerMs() / 1000)),
       batches,
       roundTripsPerBatch: +(trips() / Math.max(1, batches)).toFixed(1),
+      pgCpuUsPerEvent: +((pgCpuMs * 1000) / EVENTS).toFixed(1),
+      nodeCpuUsPerEvent: +((nodeCpu.user + nodeCpu.system) / EVENTS).toFixed(1),
     }
   } finally {
     await deleteByPrefix(redis, prefix)
@@ -342,7 +381,11 @@ async function lagBench() {
     out += chunk
   })
   await new Promise((resolve) => producer.once('exit', resolve))
-  const produced = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { sent?: number; events?: number }
+  const produced = JSON.parse(out.trim().split('\n').pop() || '{}') as {
+    sent?: number
+    events?: number
+    failed?: number
+  }
   await drained(consumer, produced.events ?? 0)
   await consumer.stop()
   await deleteByPrefix(redis, prefix)
@@ -353,6 +396,7 @@ async function lagBench() {
     targetEventsPerSec: STEADY_RATE,
     seconds: STEADY_SECONDS,
     events: produced.events,
+    failedWrites: produced.failed,
     applied: lags.length,
     lagP50Ms: percentile(lags, 50),
     lagP99Ms: percentile(lags, 99),
@@ -380,6 +424,8 @@ const rows = BATCH_SIZES.flatMap((batchSize) =>
       eventsPerSec: Math.round(median(of(applier).map((r) => r.eventsPerSec))),
       applyEventsPerSec: Math.round(median(of(applier).map((r) => r.applyEventsPerSec))),
       roundTripsPerBatch: median(of(applier).map((r) => r.roundTripsPerBatch)),
+      pgCpuUsPerEvent: +median(of(applier).map((r) => r.pgCpuUsPerEvent)).toFixed(1),
+      nodeCpuUsPerEvent: +median(of(applier).map((r) => r.nodeCpuUsPerEvent)).toFixed(1),
     })
     const previous = summary('previous')
     const current = summary('new')
@@ -395,6 +441,14 @@ const rows = BATCH_SIZES.flatMap((batchSize) =>
     }
   }),
 )
+console.log(
+  `\n| flush, one consumer (median of ${ROUNDS}) | batch | previous events/s | new events/s | ratio | previous apply events/s | new apply events/s | apply ratio | new without COPY: events/s, apply | round trips/batch previous → new | PostgreSQL CPU µs/event previous → new (no COPY) | Node CPU µs/event previous → new | read-only ceiling events/s |`,
+)
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+for (const r of rows)
+  console.log(
+    `| ${r.mix === 'hot' ? '90 % on one video' : 'uniform, 10,000 videos'} | ${r.batchSize} | ${r.previous.eventsPerSec} | ${r.new.eventsPerSec} | ${r.ratio}× | ${r.previous.applyEventsPerSec} | ${r.new.applyEventsPerSec} | ${r.applyRatio}× | ${r.newUnnest.eventsPerSec}, ${r.newUnnest.applyEventsPerSec} | ${r.previous.roundTripsPerBatch} → ${r.new.roundTripsPerBatch} | ${r.previous.pgCpuUsPerEvent} → ${r.new.pgCpuUsPerEvent} (${r.newUnnest.pgCpuUsPerEvent}) | ${r.previous.nodeCpuUsPerEvent} → ${r.new.nodeCpuUsPerEvent} | ${r.readOnlyEventsPerSec} |`,
+  )
 const toggles = await toggleBench()
 const lag = await lagBench()
 await admin.end()
@@ -414,14 +468,6 @@ const result = {
 }
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
 writeFileSync(new URL('../results/flush.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
-console.log(
-  `\n| flush, one consumer (median of ${ROUNDS}) | batch | previous events/s | new events/s | ratio | previous apply events/s | new apply events/s | apply ratio | new without COPY: events/s, apply | round trips/batch previous → new | read-only ceiling events/s |`,
-)
-console.log('|---|---|---|---|---|---|---|---|---|---|---|')
-for (const r of rows)
-  console.log(
-    `| ${r.mix === 'hot' ? '90 % on one video' : 'uniform, 10,000 videos'} | ${r.batchSize} | ${r.previous.eventsPerSec} | ${r.new.eventsPerSec} | ${r.ratio}× | ${r.previous.applyEventsPerSec} | ${r.new.applyEventsPerSec} | ${r.applyRatio}× | ${r.newUnnest.eventsPerSec}, ${r.newUnnest.applyEventsPerSec} | ${r.previous.roundTripsPerBatch} → ${r.new.roundTripsPerBatch} | ${r.readOnlyEventsPerSec} |`,
-  )
 console.log('\n| like toggle (64 in flight) | ops/s |\n|---|---|')
 console.log(`| floodgate setLiked (Lua: set + rank + bucket + XADD) | ${toggles.libraryOpsPerSec} |`)
 console.log(`| bare SADD baseline | ${toggles.bareSaddOpsPerSec} |`)
