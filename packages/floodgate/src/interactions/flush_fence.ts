@@ -30,25 +30,25 @@ export async function awaitFlushesInFlight(sql: SqlExecutor, keys: InteractionKe
 const PENDING_PAGE = 1000
 
 /**
- * The entries of `entries` still pending in `group` (on any consumer): one read-only script call
- * per stream (`lua/still-pending-1.lua`, an XPENDING range scan over the batch's ids). An entry
- * that is not pending was acknowledged by another consumer or lost with Redis's data; a stream
- * or group that no longer exists (NOGROUP) holds none.
- * @returns `stream id` keys of the pending entries (`${stream} ${id}`).
+ * The entries of `entries` no longer pending in `group` (on any consumer): acknowledged by another
+ * consumer or lost with Redis's data; a stream or group that no longer exists (NOGROUP) holds
+ * none. One read-only script call per stream (`lua/still-pending-1.lua`, an XPENDING range scan
+ * over the batch's ids); the entries stay with the consumer that read them.
+ * @returns those entries (normally none).
  * @throws {StoreUnavailableError} when Redis fails (not for NOGROUP).
  */
-export async function stillPending(
+export async function notPending(
   redis: RedisClient,
   group: string,
   entries: readonly StreamEntry[],
-): Promise<Set<string>> {
+): Promise<Set<StreamEntry>> {
   const byStream = new Map<string, StreamEntry[]>()
   for (const e of entries) {
     const list = byStream.get(e.stream)
     if (list) list.push(e)
     else byStream.set(e.stream, [e])
   }
-  const pending = new Set<string>()
+  const gone = new Set<StreamEntry>()
   await Promise.all(
     [...byStream].map(async ([stream, list]) => {
       let min = list[0]!.id
@@ -57,14 +57,18 @@ export async function stillPending(
         if (idBefore(e.id, min)) min = e.id
         if (idBefore(max, e.id)) max = e.id
       }
-      const ids = list.map((e) => e.id)
-      const gone = await stillPendingScript.run(redis, [stream], [group, min, max, PENDING_PAGE, ...ids])
-      if (!Array.isArray(gone)) throw new ScriptContractError(stillPendingScript.name, gone)
-      const lost = new Set(gone.map(String))
-      for (const id of ids) if (!lost.has(id)) pending.add(`${stream} ${id}`)
+      const reply = await stillPendingScript.run(
+        redis,
+        [stream],
+        [group, min, max, PENDING_PAGE, ...list.map((e) => e.id)],
+      )
+      if (!Array.isArray(reply)) throw new ScriptContractError(stillPendingScript.name, reply)
+      if (reply.length === 0) return
+      const ids = new Set(reply.map(String))
+      for (const e of list) if (ids.has(e.id)) gone.add(e)
     }),
   )
-  return pending
+  return gone
 }
 
 /**
