@@ -56,16 +56,16 @@ function newer(a: MembershipEvent, b: MembershipEvent): boolean {
 /**
  * Applies one batch in one transaction, order-safe and idempotent, in the same few statements
  * whatever its size:
- * 1. advisory locks on the batch's lock slots (item mod {@link LOCK_SLOTS}), ascending: two
+ * 1. advisory locks on the batch's lock slots (item mod 256, `LOCK_SLOTS`), ascending: two
  *    consumers meet on their first common slot and queue there instead of deadlocking;
  * 2. with {@link SqlExecutor.copyFrom}: `COPY` the batch into a session-local staging table
  *    (created once per session); without it (PGlite, Kysely) statement 3 takes the batch as
  *    arrays through `unnest` and writes the staging table itself;
  * 3. per-(kind, item, user) watermarks advanced only by a greater stream id (a late, claimed
- *    event older than what was applied changes nothing), see {@link watermarkStatement};
+ *    event older than what was applied changes nothing), see `watermarkStatement` in apply_sql.ts;
  * 4. detail rows inserted or deleted to match the advanced keys' absolute state, play log rows
  *    keyed by event id, and one count update per item by the rows actually inserted − deleted,
- *    see {@link mergeStatement}.
+ *    see `mergeStatement` in apply_sql.ts.
  * Events of items missing from the items table change nothing (their counts cannot exist).
  * See docs/decisions/0013-flush-apply-copy-and-merge.md for why the watermarks stay per key.
  */
