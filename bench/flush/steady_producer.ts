@@ -1,7 +1,7 @@
 /**
  * Child process of bench/flush/run.ts: emits interaction events at a steady rate through the
  * library (half plays by fresh viewers, half like flips), in 10 ms ticks.
- * Args: prefix partitions ratePerSecond seconds videos. Prints one JSON line { sent, events } at the end.
+ * Args: prefix partitions ratePerSecond seconds videos. Prints one JSON line { sent, events, failed } at the end.
  */
 import { Interactions } from 'floodgate'
 import { Redis } from 'ioredis'
@@ -14,6 +14,7 @@ const ix = new Interactions(redis, { prefix, partitions })
 const liked = new Set<string>()
 let sent = 0
 let events = 0
+let failed = 0
 let viewer = 0
 const inflight = new Set<Promise<void>>()
 const started = Date.now()
@@ -33,14 +34,21 @@ while (sent < total) {
       else liked.delete(key)
       call = ix.setLiked(video, 1 + (sent % 997), next).then((r) => r.changed)
     }
-    const p = call.then((changed) => {
-      if (changed) events++
-      inflight.delete(p)
-    })
+    // a call that fails (Redis too slow on a busy box) is counted, not fatal: the lag is of the rest
+    const p = call.then(
+      (changed) => {
+        if (changed) events++
+        inflight.delete(p)
+      },
+      () => {
+        failed++
+        inflight.delete(p)
+      },
+    )
     inflight.add(p)
   }
   await new Promise((resolve) => setTimeout(resolve, 10))
 }
 await Promise.all(inflight)
-process.stdout.write(`${JSON.stringify({ sent, events })}\n`)
+process.stdout.write(`${JSON.stringify({ sent, events, failed })}\n`)
 redis.disconnect()

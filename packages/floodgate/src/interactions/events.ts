@@ -1,4 +1,3 @@
-import { parseStreamId } from '../stream/stream_id.js'
 import type { StreamEntry } from '../stream/types.js'
 import { InvalidEventError } from './errors.js'
 import { canonicalId } from './ids.js'
@@ -37,7 +36,8 @@ export type InteractionEvent = MembershipEvent | PlayEvent
  */
 export function parseInteractionEvent(entry: StreamEntry): InteractionEvent {
   const f = entry.fields
-  const id = parseStreamId(entry.id)
+  // the parts as Redis wrote them (decimal, no leading zeros): no BigInt per event
+  const id = STREAM_ID.exec(entry.id)
   if (!id) throw new InvalidEventError(entry.id, 'malformed stream id')
   const itemId = field(entry, 'v', (v) => canonicalId('v', v))
   const atMs = field(entry, 't', (t) => {
@@ -52,8 +52,8 @@ export function parseInteractionEvent(entry: StreamEntry): InteractionEvent {
       itemId,
       userId,
       active: f.s === '1',
-      ms: id.ms.toString(),
-      seq: id.seq.toString(),
+      ms: id[1]!,
+      seq: id[2]!,
       atMs,
     }
   }
@@ -66,6 +66,8 @@ export function parseInteractionEvent(entry: StreamEntry): InteractionEvent {
   }
   throw new InvalidEventError(entry.id, `unknown kind ${JSON.stringify(f.k)}`)
 }
+
+const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/
 
 function field(entry: StreamEntry, name: string, check: (value: string) => string): string {
   const value = entry.fields[name]

@@ -6,7 +6,7 @@ import type { FailedEntry, StreamEntry } from '../stream/types.js'
 import { InteractionApplier, netEvents } from './apply.js'
 import { isPoisonError } from './errors.js'
 import { type InteractionEvent, parseInteractionEvent } from './events.js'
-import { holdFlushFence, stillPending } from './flush_fence.js'
+import { holdFlushFence, notPending } from './flush_fence.js'
 import { InteractionKeys } from './keys.js'
 import type { InteractionTablesOptions } from './tables.js'
 
@@ -77,13 +77,12 @@ export function createInteractionFlush(
       if (parsed.length === 0) return { failed }
       const skipped = await db.transaction(async (tx) => {
         await holdFlushFence(tx, keys)
-        const pending = await stillPending(
+        const gone = await notPending(
           redis,
           group,
-          consumer.name,
           parsed.map((p) => p.entry),
         )
-        const live = parsed.filter((p) => pending.has(`${p.entry.stream} ${p.entry.id}`))
+        const live = gone.size === 0 ? parsed : parsed.filter((p) => !gone.has(p.entry))
         const { memberships, plays } = netEvents(live.map((p) => p.event))
         await applier.applyNetted(tx, memberships, plays)
         return parsed.length - live.length

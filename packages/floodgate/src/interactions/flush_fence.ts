@@ -1,7 +1,9 @@
+import { ScriptContractError } from '../errors/index.js'
 import type { RedisClient } from '../redis/types.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import type { StreamEntry } from '../stream/types.js'
 import type { InteractionKeys } from './keys.js'
+import { stillPendingScript } from './scripts.js'
 
 // The fence between the flush and a recovery from a Redis loss (see ../counters/README.md, "The
 // flush across a loss"): a batch read before the loss commits before the recovery reads
@@ -24,37 +26,63 @@ export async function awaitFlushesInFlight(sql: SqlExecutor, keys: InteractionKe
   await sql.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [fenceName(keys)])
 }
 
+/** XPENDING page size of `still-pending-1.lua`. */
+const PENDING_PAGE = 1000
+
 /**
- * The entries of `entries` still pending in `group` (on any consumer), made this consumer's:
- * `XCLAIM … 0 <ids> JUSTID` per stream (JUSTID leaves delivery counts alone). An entry that
- * is not pending was acknowledged by another consumer or lost with Redis's data; a stream or
- * group that no longer exists (NOGROUP) holds none.
- * @returns `stream id` keys of the pending entries (`${stream} ${id}`).
- * @throws the Redis client's error for anything but NOGROUP.
+ * The entries of `entries` no longer pending in `group` (on any consumer): acknowledged by another
+ * consumer or lost with Redis's data; a stream or group that no longer exists (NOGROUP) holds
+ * none. One read-only script call per stream (`lua/still-pending-1.lua`, an XPENDING range scan
+ * over the batch's ids); the entries stay with the consumer that read them.
+ * @returns those entries (normally none).
+ * @throws {StoreUnavailableError} when Redis fails (not for NOGROUP).
  */
-export async function stillPending(
+export async function notPending(
   redis: RedisClient,
   group: string,
-  consumer: string,
   entries: readonly StreamEntry[],
-): Promise<Set<string>> {
-  const byStream = new Map<string, string[]>()
+): Promise<Set<StreamEntry>> {
+  const byStream = new Map<string, StreamEntry[]>()
   for (const e of entries) {
-    const ids = byStream.get(e.stream)
-    if (ids) ids.push(e.id)
-    else byStream.set(e.stream, [e.id])
+    const list = byStream.get(e.stream)
+    if (list) list.push(e)
+    else byStream.set(e.stream, [e])
   }
-  const pending = new Set<string>()
+  const gone = new Set<StreamEntry>()
   await Promise.all(
-    [...byStream].map(async ([stream, ids]) => {
-      const claimed = await redis
-        .call('XCLAIM', stream, group, consumer, 0, ...ids, 'JUSTID')
-        .catch((error: unknown) => {
-          if (error instanceof Error && error.message.startsWith('NOGROUP')) return []
-          throw error
-        })
-      if (Array.isArray(claimed)) for (const id of claimed) pending.add(`${stream} ${String(id)}`)
+    [...byStream].map(async ([stream, list]) => {
+      let min = list[0]!.id
+      let max = min
+      for (const e of list) {
+        if (idBefore(e.id, min)) min = e.id
+        if (idBefore(max, e.id)) max = e.id
+      }
+      const reply = await stillPendingScript.run(
+        redis,
+        [stream],
+        [group, min, max, PENDING_PAGE, ...list.map((e) => e.id)],
+      )
+      if (!Array.isArray(reply)) throw new ScriptContractError(stillPendingScript.name, reply)
+      if (reply.length === 0) return
+      const ids = new Set(reply.map(String))
+      for (const e of list) if (ids.has(e.id)) gone.add(e)
     }),
   )
-  return pending
+  return gone
+}
+
+/**
+ * Whether stream id `a` (`<ms>-<seq>`, canonical decimals as Redis writes them) is older than `b`:
+ * by length, then text, per part. No BigInt: it runs twice per entry of every batch.
+ */
+function idBefore(a: string, b: string): boolean {
+  const da = a.indexOf('-')
+  const db = b.indexOf('-')
+  if (da !== db) return da < db
+  const ms = a.slice(0, da)
+  const otherMs = b.slice(0, db)
+  if (ms !== otherMs) return ms < otherMs
+  const seq = a.slice(da + 1)
+  const otherSeq = b.slice(db + 1)
+  return seq.length !== otherSeq.length ? seq.length < otherSeq.length : seq < otherSeq
 }

@@ -1,5 +1,13 @@
 // the flush's database seam (src/sql), re-exported so the flush's public API is complete
-export { type PgPoolLike, pgPoolDatabase, type SqlDatabase, type SqlExecutor } from '../sql/executor.js'
+export {
+  type PgCopyFrom,
+  type PgCopyStream,
+  type PgPoolDatabaseOptions,
+  type PgPoolLike,
+  pgPoolDatabase,
+  type SqlDatabase,
+  type SqlExecutor,
+} from '../sql/index.js'
 export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
 export { INTERACTION_DEFAULTS } from './defaults.js'
 export { InvalidEventError, isPoisonError, ReplicationTimeoutError } from './errors.js'

@@ -5,6 +5,8 @@ import { LuaScript } from '../redis/lua_script.js'
 export const toggleScript = new LuaScript(new URL('./lua/toggle-4.lua', import.meta.url))
 /** Count a play once per viewer per dedupe window (`lua/play-5.lua`). */
 export const playScript = new LuaScript(new URL('./lua/play-5.lua', import.meta.url))
+/** Which entries of a flush batch are no longer pending in the group (`lua/still-pending-1.lua`). */
+export const stillPendingScript = new LuaScript(new URL('./lua/still-pending-1.lua', import.meta.url))
 
 /** What `toggle-4.lua` and `play-5.lua` answer: whether it counted, the count after, the event id. */
 export interface InteractionReply {

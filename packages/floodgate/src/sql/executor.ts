@@ -1,3 +1,5 @@
+import { copyFromText, type PgCopyFrom } from './copy.js'
+
 /**
  * The little SQL access floodgate needs: parameterized queries (`$1`, `$2`, …,
  * PostgreSQL placeholders) returning rows, and a transaction. The library never
@@ -7,6 +9,14 @@
 export interface SqlExecutor {
   /** Runs one statement. @throws whatever the driver throws (callers wrap it). */
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<{ rows: R[] }>
+  /**
+   * Optional bulk load: runs `statement` (`COPY … FROM STDIN`) with `data`, rows in COPY text
+   * format, each ending in `\n`. Left out where the driver has no COPY (PGlite, Kysely): callers
+   * then load through parameters. {@link pgPoolDatabase} has it on its transactions when given
+   * pg-copy-streams' `from`.
+   * @throws whatever the driver throws.
+   */
+  copyFrom?(statement: string, data: string): Promise<void>
 }
 
 /** A {@link SqlExecutor} that can also run a function inside one transaction. */
@@ -37,6 +47,12 @@ export interface PgPoolDatabaseOptions {
    * @default ignore
    */
   onIdleError?: (error: Error) => void
+  /**
+   * pg-copy-streams' `from` (`import { from } from 'pg-copy-streams'`): gives the transactions
+   * {@link SqlExecutor.copyFrom}, which the interaction flush uses to load a batch with one COPY.
+   * @default none (no `copyFrom`: loads go through parameters)
+   */
+  copyFrom?: PgCopyFrom
 }
 
 /**
@@ -56,11 +72,15 @@ export function pgPoolDatabase(pool: PgPoolLike, options: PgPoolDatabaseOptions 
     },
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
       const client = await pool.connect()
+      const { copyFrom } = options
       const tx: SqlExecutor = {
         async query<R>(text: string, params: readonly unknown[] = []) {
           const result = await client.query(text, [...params])
           return { rows: result.rows as R[] }
         },
+        ...(copyFrom && {
+          copyFrom: (statement: string, data: string) => copyFromText(client, copyFrom, statement, data),
+        }),
       }
       let failed: Error | undefined
       // Between two statements of the transaction the client is checked out but idle; if the server

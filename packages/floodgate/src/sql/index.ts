@@ -1,1 +1,8 @@
-export { type PgPoolLike, pgPoolDatabase, type SqlDatabase, type SqlExecutor } from './executor.js'
+export type { PgCopyFrom, PgCopyStream } from './copy.js'
+export {
+  type PgPoolDatabaseOptions,
+  type PgPoolLike,
+  pgPoolDatabase,
+  type SqlDatabase,
+  type SqlExecutor,
+} from './executor.js'

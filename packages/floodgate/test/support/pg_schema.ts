@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { dropSchema, TEST_DATABASE_URL } from '@floodgate/test-support'
 import pg from 'pg'
+import { from as copyFrom } from 'pg-copy-streams'
 import { pgPoolDatabase, type SqlDatabase } from '../../src/sql/executor.js'
 
-/** A private PostgreSQL schema, a pool on it, and `drop()` (ends the pool, `DROP SCHEMA … CASCADE`). */
+/**
+ * A private PostgreSQL schema, a pool on it, `db` over the pool (with COPY, as a service on a
+ * `pg` pool runs it), and `drop()` (ends the pool, `DROP SCHEMA … CASCADE`).
+ */
 export interface PgTestSchema {
   name: string
   pool: pg.Pool
@@ -39,7 +43,7 @@ export async function createPgTestSchema(
   return {
     name,
     pool,
-    db: pgPoolDatabase(pool),
+    db: pgPoolDatabase(pool, { copyFrom }),
     async drop() {
       await pool.end()
       await dropSchema(name, TEST_DATABASE_URL)
