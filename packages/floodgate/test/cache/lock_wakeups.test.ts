@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UNAVAILABLE } from '../../src/cache/l2/l2_store.js'
 import type { CacheStack } from '../../src/cache/stack.js'
-import { type Cache, createCache, createRedisClient } from '../../src/index.js'
+import { type Cache, createCache, createRedisClient, DEADLINE_DEFAULTS } from '../../src/index.js'
 import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
 import { StallingProxy } from '../support/stalling_proxy.js'
 
@@ -40,14 +40,20 @@ afterAll(async () => {
 })
 
 /**
- * A cache with the defaults but L1 (every read reaches L2) on a client of its own at `url`, made
- * once the client is connected (as a service makes its caches): its pub/sub connection comes next.
+ * A cache with the defaults but L1 (every read reaches L2) and `redisTimeoutMs`, on a client of
+ * its own at `url`, made once the client is connected (as a service makes its caches): its
+ * pub/sub connection comes next. `redisTimeoutMs` defaults to 1 s of idle loop, not 50 ms: on a
+ * loaded box a reply can take longer than 50 ms, and a GET or claim that times out makes the
+ * reader load on its own, which is not what these tests look at.
  */
-async function cacheOn(url: string): Promise<{ cache: Cache<string>; client: Redis }> {
+async function cacheOn(
+  url: string,
+  redisTimeoutMs = 1_000,
+): Promise<{ cache: Cache<string>; client: Redis }> {
   const client = createRedisClient(url) as Redis
   clients.push(client)
   await until(() => client.status === 'ready', { what: 'the client connected' })
-  const cache = createCache<string>({ redis: client, name: NAME, prefix: PREFIX, l1: false })
+  const cache = createCache<string>({ redis: client, name: NAME, prefix: PREFIX, l1: false, redisTimeoutMs })
   caches.push(cache)
   return { cache, client }
 }
@@ -132,7 +138,8 @@ describe('a lock waiter wakes when the value lands', () => {
   it('when the holder lost its claim reply (the claim ran, its reply came after the deadline)', async () => {
     const proxy = await StallingProxy.start(server.port)
     closers.push(() => proxy.close())
-    const lost = await cacheOn(proxy.url)
+    // the default deadline (50 ms of idle loop) on the instance whose replies are held
+    const lost = await cacheOn(proxy.url, DEADLINE_DEFAULTS.timeoutMs)
     await lost.cache.readyWithin(5_000)
     const other = await cacheOn(server.url)
     await other.cache.readyWithin(5_000)
