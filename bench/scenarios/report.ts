@@ -136,7 +136,7 @@ export function writeReport(outDir: string, env: Environment, results: ScenarioR
     'tables show the measured p99.9 and max ("measured"), and each read scenario fails the run when floodgate’s',
     `measured max reaches ${WAIT_BOUND_MS} ms, the read path’s shortest wait bound (a lock waiter’s deadline, lockWaitMs`,
     '2,000 − jitter 200 ms: a read that long sat out a wait whose wake-up or reply never came), unless no cache’s',
-    'max in the same run was as long (then the machine or PostgreSQL stalled). Not 500 ms: on the shared 2-core box',
+    'max in the same run was past it too (then the machine or PostgreSQL stalled). Not 500 ms: on the shared 2-core box',
     'no cache’s own measured max reaches 0.5–1.7 s under load, and a lost wake-up cannot come back before the bound.',
     'autocannon paces a rate per connection per second (a connection sends back to back until its share of the',
     'second is used, then waits for the next second), so the load arrives in bursts at each second’s start',

@@ -24,25 +24,27 @@ export function measuredTail(phase: PhaseResult, name: string): [number, number]
 /**
  * floodgate's slowest read against {@link WAIT_BOUND_MS}: it fails when floodgate answered a read
  * after a whole wait bound while no cache, the same reads on PostgreSQL alone in the same run,
- * answered every read sooner. The bound is the bound itself, not the 500 ms the reads take on a
- * quiet machine: on the shared 2-core box no cache's own measured max reached 0.5–1.7 s at load
- * averages of 15–20, and so does floodgate's when the box stalls; a read that sat out a lost
- * wake-up or reply cannot come back sooner than the bound, whatever the load. When no cache's max
- * was as long, the machine or PostgreSQL was that slow and nothing is blamed on floodgate (the
- * detail says so). Works on measured latencies (`uncorrectedPercentiles`): the corrected ones add
- * the requests a stalled connection held back, which are not reads anybody waited for.
+ * answered every read within it. The bound is the bound itself, not the 500 ms the reads take on
+ * a quiet machine: on the shared 2-core box no cache's own measured max reached 0.5–1.7 s at load
+ * averages of 15–20 (2.8–6 s at 35–50), and so does floodgate's when the box stalls, while a read
+ * that sat out a lost wake-up or reply cannot come back sooner than the bound, whatever the load.
+ * When no cache also had a read past the bound, the machine (or PostgreSQL) stalled that long in
+ * this run, which then cannot tell a sat-out wait from a stall: nothing is blamed on floodgate and
+ * the detail says so. The older design is no such witness: its waiters poll up to 2 s by design.
+ * Works on measured latencies (`uncorrectedPercentiles`): the corrected ones add the requests a
+ * stalled connection held back, which are not reads anybody waited for.
  */
 export function noReadSatOutAWait(tails: Record<ModeName, Percentiles>, what: string): Invariant {
-  const floodgate = tails.floodgate.max
-  const noCache = tails.none.max
-  const slow = floodgate >= WAIT_BOUND_MS
-  const excused = slow && noCache >= floodgate
+  const slow = tails.floodgate.max >= WAIT_BOUND_MS
+  const stalled = tails.none.max >= WAIT_BOUND_MS
   return {
-    name: `${what}: floodgate's measured max < ${WAIT_BOUND_MS} ms, the read path's shortest wait bound (unless no cache's was as long)`,
-    ok: !slow || excused,
+    name: `${what}: floodgate's measured max < ${WAIT_BOUND_MS} ms, the read path's shortest wait bound (unless no cache's was past it too)`,
+    ok: !slow || stalled,
     detail:
       MODES.map((m) => `${MODE_LABEL[m]} p99.9 ${tails[m].p999} ms, max ${tails[m].max} ms`).join('; ') +
-      (excused ? ' (no cache was as slow: the machine or PostgreSQL stalled, not a wait)' : ''),
+      (slow && stalled
+        ? ' (no cache had a read past the bound too: the machine or PostgreSQL stalled that long, this run cannot tell)'
+        : ''),
   }
 }
 
