@@ -24,26 +24,34 @@ export function measuredTail(phase: PhaseResult, name: string): [number, number]
 /**
  * floodgate's slowest read against {@link WAIT_BOUND_MS}: it fails when floodgate answered a read
  * after a whole wait bound while no cache, the same reads on PostgreSQL alone in the same run,
- * answered every read within it. The bound is the bound itself, not the 500 ms the reads take on
- * a quiet machine: on the shared 2-core box no cache's own measured max reached 0.5–1.7 s at load
- * averages of 15–20 (2.8–6 s at 35–50), and so does floodgate's when the box stalls, while a read
- * that sat out a lost wake-up or reply cannot come back sooner than the bound, whatever the load.
- * When no cache also had a read past the bound, the machine (or PostgreSQL) stalled that long in
- * this run, which then cannot tell a sat-out wait from a stall: nothing is blamed on floodgate and
- * the detail says so. The older design is no such witness: its waiters poll up to 2 s by design.
- * Works on measured latencies (`uncorrectedPercentiles`): the corrected ones add the requests a
- * stalled connection held back, which are not reads anybody waited for.
+ * showed a machine that does not stall that long. The bound is the bound itself, not the 500 ms
+ * the reads take on a quiet machine: a read that sat out a lost wake-up or reply cannot come back
+ * sooner than the bound, whatever the load, while on the shared 2-core box a stall alone holds
+ * reads of every mode past it once the box is loaded enough.
+ *
+ * No cache is the witness of how far the machine (or PostgreSQL) stalled in this run: when its
+ * own max reached the bound, or its p99 half of it (one plain read in 100 waiting 900 ms: stalls
+ * on that scale hold some read twice as long), this run cannot tell a sat-out wait from a stall,
+ * and nothing is blamed on floodgate (the detail says so). Measured on this box: the penetration
+ * runs that showed the lost wake-ups (load averages ~15–35) had no cache p99 320–807 ms and max
+ * 552–1,702 ms, floodgate max 2,219–2,511 ms; the runs at load ~35–50, where every mode answered
+ * a few dozen reads a second in places, had no cache p99 1,184–5,525 ms and floodgate max
+ * 2,487–3,779 ms with no lock wait run out. The older design is no witness: its waiters poll up
+ * to 2 s by design. Works on measured latencies (`uncorrectedPercentiles`): the corrected ones add
+ * the requests a stalled connection held back, which are not reads anybody waited for.
  */
 export function noReadSatOutAWait(tails: Record<ModeName, Percentiles>, what: string): Invariant {
   const slow = tails.floodgate.max >= WAIT_BOUND_MS
-  const stalled = tails.none.max >= WAIT_BOUND_MS
+  const stalled = tails.none.max >= WAIT_BOUND_MS || tails.none.p99 >= WAIT_BOUND_MS / 2
   return {
-    name: `${what}: floodgate's measured max < ${WAIT_BOUND_MS} ms, the read path's shortest wait bound (unless no cache's was past it too)`,
+    name: `${what}: floodgate's measured max < ${WAIT_BOUND_MS} ms, the read path's shortest wait bound (unless no cache shows the machine stalling as long)`,
     ok: !slow || stalled,
     detail:
-      MODES.map((m) => `${MODE_LABEL[m]} p99.9 ${tails[m].p999} ms, max ${tails[m].max} ms`).join('; ') +
+      MODES.map(
+        (m) => `${MODE_LABEL[m]} p99 ${tails[m].p99} ms, p99.9 ${tails[m].p999} ms, max ${tails[m].max} ms`,
+      ).join('; ') +
       (slow && stalled
-        ? ' (no cache had a read past the bound too: the machine or PostgreSQL stalled that long, this run cannot tell)'
+        ? ` (no cache's max reached ${WAIT_BOUND_MS} ms or its p99 ${WAIT_BOUND_MS / 2} ms: the machine or PostgreSQL stalled on that scale, this run cannot tell)`
         : ''),
   }
 }
