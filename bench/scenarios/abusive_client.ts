@@ -14,6 +14,7 @@ import {
   slidingWindowBound,
   summarize,
 } from './scenario.js'
+import { MEASURED_TAIL_COLUMNS, measuredTail, readTailInvariant } from './tail.js'
 
 const ABUSIVE_IP = '192.0.2.66'
 
@@ -76,6 +77,7 @@ export const abusiveClient: Scenario = {
         `${r['abusive-ip']!.total.ok} / ${bound(QUOTAS.anonymous)}`,
         normalP99(m, false),
         normalP99(m, true),
+        ...measuredTail(phases[m], 'normal'),
         r.normal!.total.limited,
         phases[m].dbTotal,
       ]
@@ -99,6 +101,7 @@ export const abusiveClient: Scenario = {
         'admitted / bound',
         'normal p99 ms before',
         'normal p99 ms during',
+        ...MEASURED_TAIL_COLUMNS.map((c) => `normal ${c}`),
         'normal users 429s',
         'DB queries',
       ],
@@ -153,6 +156,7 @@ export const abusiveClient: Scenario = {
         },
         no5xx(phases),
         answeredOk(phases),
+        readTailInvariant(phases, 'normal', 'normal users’ reads'),
       ],
       raw: byMode((m) => summarize(phases[m])),
     }

@@ -14,6 +14,7 @@ import {
   type Scenario,
   summarize,
 } from './scenario.js'
+import { MEASURED_TAIL_COLUMNS, measuredTail, readTailInvariant } from './tail.js'
 
 /**
  * Avalanche: the cache is emptied and the top N videos are cached in one burst (so they share
@@ -62,6 +63,7 @@ export const avalanche: Scenario = {
         pc.p50,
         pc.p99,
         pc.p999,
+        ...measuredTail(phases[m], 'read'),
         cpuMsPerRequest(phases[m]),
       ]
     })
@@ -83,6 +85,7 @@ export const avalanche: Scenario = {
         'p50 ms',
         'p99 ms',
         'p99.9 ms',
+        ...MEASURED_TAIL_COLUMNS,
         'service CPU ms/req',
       ],
       rows,
@@ -116,6 +119,7 @@ export const avalanche: Scenario = {
           detail: MODES.map((m) => `${MODE_LABEL[m]} ${rows[m][5]}`).join(', '),
         },
         answeredOk(phases),
+        readTailInvariant(phases, 'read', 'reads'),
       ],
       raw: byMode((m) => summarize(phases[m])),
     }

@@ -15,6 +15,7 @@ import {
   type Scenario,
   summarize,
 } from './scenario.js'
+import { MEASURED_TAIL_COLUMNS, measuredTail, readTailInvariant } from './tail.js'
 
 /** Seconds of the reads that make "around the TTL": one before the hot keys' expiry, three after. */
 const AROUND = { beforeS: 1, afterS: 3 } as const
@@ -87,6 +88,7 @@ export const hotKeyExpiry: Scenario = {
         pc.p50,
         pc.p99,
         pc.p999,
+        ...measuredTail(phases[m], 'read'),
         r.total.serverErrors + r.total.errors,
         cpuMsPerRequest(phases[m]),
       ]
@@ -115,6 +117,7 @@ export const hotKeyExpiry: Scenario = {
         'p50 ms',
         'p99 ms',
         'p99.9 ms',
+        ...MEASURED_TAIL_COLUMNS,
         '5xx+errors',
         'service CPU ms/req',
       ],
@@ -130,7 +133,7 @@ export const hotKeyExpiry: Scenario = {
           { title: 'Latency p99.9', yLabel: 'ms', logY: true, series: modeSeries(of('p999')) },
         ],
       },
-      invariants: [no5xx(phases), answeredOk(phases)],
+      invariants: [no5xx(phases), answeredOk(phases), readTailInvariant(phases, 'read', 'reads')],
       raw: byMode((m) => ({
         warm: phases[m].warm,
         hotExpiryS: m === 'none' ? null : expiryS(m),

@@ -16,6 +16,7 @@ import {
   type Scenario,
   summarize,
 } from './scenario.js'
+import { MEASURED_TAIL_COLUMNS, measuredTail } from './tail.js'
 
 interface Comparison {
   videos: number
@@ -124,6 +125,7 @@ export const likeStorm: Scenario = {
         perSecond(r.total.ok, p.likeStormS),
         pc.p50,
         pc.p99,
+        ...measuredTail(phases[m], 'ops'),
         (lagPc.p50 / 1000).toFixed(2),
         (lagPc.p99 / 1000).toFixed(2),
         Math.max(0, ...loopLine[m]).toFixed(2),
@@ -153,6 +155,7 @@ export const likeStorm: Scenario = {
         'ops/s (2xx)',
         'p50 ms',
         'p99 ms',
+        ...MEASURED_TAIL_COLUMNS,
         'flush lag p50 s',
         'flush lag p99 s',
         'event-loop max s',

@@ -14,6 +14,7 @@ import {
   type Scenario,
   summarize,
 } from './scenario.js'
+import { MEASURED_TAIL_COLUMNS, measuredTail, readTailInvariant } from './tail.js'
 
 /** Keys other than the rate limiter's (`va:rl:*`, the same in every mode), and INFO used_memory. */
 async function redisFootprint(redis: Redis): Promise<{ keys: number; usedMemoryBytes: number }> {
@@ -75,6 +76,7 @@ export const penetration: Scenario = {
         r.total.clientErrors,
         pc.p50,
         pc.p99,
+        ...measuredTail(phases[m], 'read'),
         r.total.serverErrors + r.total.errors,
         cpuMsPerRequest(phases[m]),
       ]
@@ -95,6 +97,7 @@ export const penetration: Scenario = {
         '404s',
         'p50 ms',
         'p99 ms',
+        ...MEASURED_TAIL_COLUMNS,
         '5xx+errors',
         'service CPU ms/req',
       ],
@@ -118,7 +121,7 @@ export const penetration: Scenario = {
           },
         ],
       },
-      invariants: [no5xx(phases)],
+      invariants: [no5xx(phases), readTailInvariant(phases, 'read', 'reads')],
       raw: byMode((m) => ({
         redisBefore: results[m].before,
         redisAfter: results[m].after,

@@ -9,7 +9,8 @@
  * Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust) and `redis-server` on the PATH (each
  * mode gets a private one). Writes DIR/REPORT.md, DIR/scenarios/<id>.svg and .json (full run:
  * bench/results; --quick: a temporary folder unless --out). Exits 1 if an invariant fails
- * (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit, DB statements of a burst).
+ * (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit, DB statements of a burst,
+ * no floodgate read as long as a read-path wait bound: see tail.ts).
  */
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'

@@ -1,3 +1,4 @@
+export { ConnectionGate } from './connection_gate.js'
 export { dropSchema, TEST_DATABASE_URL } from './pg_schema.js'
 export { freePort } from './ports.js'
 export { PRIVATE_REDIS_DEFAULTS, PrivateRedis, type PrivateRedisOptions } from './private_redis.js'

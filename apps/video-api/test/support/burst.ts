@@ -11,13 +11,13 @@ let sourcesUsed = 0
 
 /**
  * Fires `spec` from a separate client process (test/workers/burst_client.ts) while a CPU hog keeps
- * one core busy; `onStarted` runs when the client's first requests go out. The hog is killed
- * whatever happens. With `spreadSources`, no two bursts of one test file share a source address,
- * so the per-IP quota of one burst never carries into the next.
+ * one core busy (unless `cpuHog` is false); `onStarted` runs when the client's first requests go
+ * out. The hog is killed whatever happens. With `spreadSources`, no two bursts of one test file
+ * share a source address, so the per-IP quota of one burst never carries into the next.
  * @throws when the client reports no result (it crashed).
  */
-export async function runBurst(spec: BurstSpec, onStarted?: () => void): Promise<BurstReport> {
-  const hog = startCpuHog()
+export async function runBurst(spec: BurstSpec, onStarted?: () => void, cpuHog = true): Promise<BurstReport> {
+  const hog = cpuHog ? startCpuHog() : undefined
   const firstSource = sourcesUsed
   if (spec.spreadSources) sourcesUsed += spec.concurrency
   try {
@@ -28,6 +28,6 @@ export async function runBurst(spec: BurstSpec, onStarted?: () => void): Promise
     if (!done) throw new Error(`burst client reported no result: ${JSON.stringify(reports)}`)
     return done as unknown as BurstReport
   } finally {
-    await hog.stop()
+    await hog?.stop()
   }
 }

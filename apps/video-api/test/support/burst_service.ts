@@ -9,7 +9,7 @@ import pg from 'pg'
 import { fields } from '../../src/config/fields.js'
 import { dropSchema, uniqueSchema } from './database.js'
 import { deleteByPrefix, testRedisEnv } from './redis.js'
-import { killServices, type ServiceProcess, startServices } from './service_processes.js'
+import { killServices, type ServiceProcess, type StartOptions, startServices } from './service_processes.js'
 
 /** The catalog of the issue "Flood-proof with the defaults" (the default seed is 3,000 videos). */
 export const BURST_SEED_VIDEOS = 20_000
@@ -38,13 +38,15 @@ export interface BurstService {
  * with {@link BURST_SEED_VIDEOS} videos by the first instance (the others wait on the seed's
  * advisory lock), and waits until they answer and the Bloom filter is built (a burst before that
  * would only measure the start). `redis` is the tests' client of the same Redis; `redisEnv` the
- * instances' REDIS_URL or REDIS_CLUSTER_NODES (default: the test Redis).
+ * instances' REDIS_URL or REDIS_CLUSTER_NODES (default: the test Redis); `options` per instance
+ * and during the start (see {@link startServices}).
  */
 export async function startBurstService(
   label: string,
   count: number,
   redis: Redis | Cluster,
   redisEnv: Record<string, string> = testRedisEnv() as Record<string, string>,
+  options: StartOptions = {},
 ): Promise<BurstService> {
   const schema = uniqueSchema(label)
   const prefix = `vatest-${label}-${process.pid}-${Date.now().toString(36)}`
@@ -70,23 +72,28 @@ export async function startBurstService(
     }
   }
   try {
-    services = await startServices(count, {
-      // isolation on the shared server: a schema of this file, dropped afterwards
-      DATABASE_URL: TEST_DATABASE_URL,
-      DB_SCHEMA: schema,
-      // the test Redis (or the file's private server) instead of a local redis-server
-      ...redisEnv,
-      // isolation on a shared Redis: keys of this file only, deleted afterwards
-      REDIS_PREFIX: prefix,
-      // the JWT secret file every instance reads (a token is valid on each), not the repo's data/
-      DATA_DIR: dataDir,
-      // the issue's catalog size
-      SEED_VIDEOS: String(BURST_SEED_VIDEOS),
-      // small test output (warnings and errors still show)
-      LOG_LEVEL: 'warn',
-      // not a service setting: node-postgres's application_name, to tell these backends apart
-      PGAPPNAME: appName,
-    })
+    services = await startServices(
+      count,
+      {
+        // isolation on the shared server: a schema of this file, dropped afterwards
+        DATABASE_URL: TEST_DATABASE_URL,
+        DB_SCHEMA: schema,
+        // the test Redis (or the file's private server) instead of a local redis-server
+        ...redisEnv,
+        // isolation on a shared Redis: keys of this file only, deleted afterwards
+        REDIS_PREFIX: prefix,
+        // the JWT secret file every instance reads (a token is valid on each), not the repo's data/
+        DATA_DIR: dataDir,
+        // the issue's catalog size
+        SEED_VIDEOS: String(BURST_SEED_VIDEOS),
+        // small test output (warnings and errors still show)
+        LOG_LEVEL: 'warn',
+        // not a service setting: node-postgres's application_name, to tell these backends apart
+        PGAPPNAME: appName,
+      },
+      undefined,
+      options,
+    )
     await waitBloomReady(bloom, redis, services)
   } catch (error) {
     await close()

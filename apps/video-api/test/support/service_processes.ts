@@ -17,17 +17,27 @@ export interface ServiceProcess {
   output(): string
 }
 
+/** Per-instance additions to {@link startServices}. */
+export interface StartOptions {
+  /** Variables of instance `index` (0-based), over the common `env`. */
+  instanceEnv?: (index: number) => Record<string, string>
+  /** Runs once every process is spawned, alongside the wait for `/readyz` (which may need it to finish). */
+  whileStarting?: (services: readonly ServiceProcess[]) => Promise<void>
+}
+
 /**
  * Starts `count` main.ts processes with the **default configuration**: every configuration
  * variable of src/config/fields.ts (and CONFIG_FILE) inherited from this process's environment
- * is removed, then `env` and PORT (a free port each) are set — so the caller lists, and can
- * justify, every override. Resolves once all answer `GET /readyz` 200 (within `readyWithinMs`).
+ * is removed, then `env` (and `options.instanceEnv`) and PORT (a free port each) are set — so
+ * the caller lists, and can justify, every override. Resolves once all answer `GET /readyz` 200
+ * (within `readyWithinMs`) and `options.whileStarting` is done.
  * @throws when a process exits or is not ready in time (its output in the message).
  */
 export async function startServices(
   count: number,
   env: Record<string, string>,
   readyWithinMs = 120_000,
+  options: StartOptions = {},
 ): Promise<ServiceProcess[]> {
   const base: NodeJS.ProcessEnv = { ...process.env }
   for (const field of Object.values(fields)) delete base[field.env]
@@ -35,10 +45,24 @@ export async function startServices(
   const services: ServiceProcess[] = []
   for (let i = 0; i < count; i++) {
     const port = await freePort()
-    services.push(spawnService(port, { ...base, ...env, PORT: String(port) }))
+    services.push(spawnService(port, { ...base, ...env, ...options.instanceEnv?.(i), PORT: String(port) }))
   }
-  await Promise.all(services.map((s) => waitReady(s, readyWithinMs)))
+  await Promise.all([options.whileStarting?.(services), ...services.map((s) => waitReady(s, readyWithinMs))])
   return services
+}
+
+/** Resolves once `service` answers `GET /healthz` (it listens: the app is built); false if it exited or `withinMs` passed. */
+export async function listening(service: ServiceProcess, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs
+  while (Date.now() < deadline && isAlive(service)) {
+    const ok = await fetch(`${service.base}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    )
+    if (ok) return true
+    await sleep(100)
+  }
+  return false
 }
 
 /** Spawns main.ts with exactly `env` (PORT included) on `port`; does not wait for it. */

@@ -51,6 +51,8 @@ export interface BurstReport {
   p50Ms: number
   p99Ms: number
   maxMs: number
+  /** The longest response (ms) per status code. */
+  maxMsByStatus: Record<string, number>
   /** Wall time of the burst (ms). */
   wallMs: number
   /** Outcomes (status code or `error`) per 500 ms of the burst, by completion (index = ms since start div 500). */
@@ -69,6 +71,7 @@ const spec = JSON.parse(process.argv[2] ?? '{}') as BurstSpec
 const statuses: Record<string, number> = {}
 const errors: Record<string, number> = {}
 const latencies: number[] = []
+const maxMsByStatus: Record<string, number> = {}
 const timeline: Record<string, number>[] = []
 let countsStale = 0
 let bad503 = 0
@@ -148,7 +151,9 @@ async function loop(index: number): Promise<void> {
     const admittedBefore = admitted
     try {
       const res = await get(agent, url)
-      latencies.push(performance.now() - t0)
+      const ms = performance.now() - t0
+      latencies.push(ms)
+      maxMsByStatus[res.status] = Math.max(maxMsByStatus[res.status] ?? 0, Math.round(ms))
       if (res.status >= 200 && res.status < 300) admitted++
       checkRemaining(res.status, res.headers.get('ratelimit'), admittedBefore)
       bump(statuses, String(res.status))
@@ -185,6 +190,7 @@ const done: BurstReport = {
   p50Ms: percentile(latencies, 0.5),
   p99Ms: percentile(latencies, 0.99),
   maxMs: Math.round(latencies.at(-1) ?? 0),
+  maxMsByStatus,
   wallMs: Math.round(performance.now() - started),
   timeline: Array.from(timeline, (b) => b ?? {}),
   remainingAboveTruth,

@@ -169,6 +169,11 @@ export const CACHE_DEFAULTS = {
   lockTtlMs: 5_000,
   lockWaitMs: 2_000,
   lockWaitJitterMs: 200,
+  /**
+   * While the cache's pub/sub subscription is down no fill's wake-up can arrive: a lock waiter
+   * re-claims this often (ms) instead, the older design's 50 ms poll (one claim per waiting key).
+   */
+  busDownPollMs: 50,
   l1: { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, trackedMaxAgeMs: 300_000 },
   breaker: { failureThreshold: 5, coolDownMs: 5_000 },
   invalidateRetries: 5,

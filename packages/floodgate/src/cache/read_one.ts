@@ -6,7 +6,7 @@ import type { L1Entry } from './l1/l1_cache.js'
 import { UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { userKeyOf } from './namespace/scoped_key.js'
 import { isNotFound } from './not_found.js'
-import type { ResolvedCallOptions } from './options.js'
+import { CACHE_DEFAULTS, type ResolvedCallOptions } from './options.js'
 import { type CacheStack, entryValue, type Loaded, type Loader, unwrap } from './stack.js'
 import { jitteredMs } from './ttl.js'
 
@@ -141,9 +141,15 @@ async function loadThroughLock<T>(
       stack.count('wait_timeout', id)
       return stale !== undefined ? stale : stack.runLoader(id, loader)
     }
-    // Woken by the fill's PUBLISH; otherwise re-claim when the holder's lock expires (it may have died).
+    // Woken by the fill's PUBLISH; otherwise re-claim when the holder's lock expires (it may have
+    // died). While the bus is down that wake-up cannot arrive (the bus wakes every waiter when it
+    // drops and when it is back): poll instead of sitting out the deadline.
     const pttlMs = claim.kind === 'busy' ? claim.pttlMs : 0
-    const waitMs = Math.min(remainingMs, pttlMs + Math.floor(Math.random() * 20))
+    const untilMs = pttlMs + Math.floor(Math.random() * 20)
+    const waitMs = Math.min(
+      remainingMs,
+      stack.bus.live ? untilMs : Math.min(untilMs, CACHE_DEFAULTS.busDownPollMs),
+    )
     if (await stack.step('lock_wait', () => waiter.woken(waitMs))) {
       // The value most likely landed: one GET, and a new claim only if it did not.
       const landed = await readLanded(stack, id, o, epoch)

@@ -101,12 +101,17 @@ export class CacheStack<T> {
         this.l2.forgetSharedReads()
         this.l1?.delete([])
       },
-      onReconnected: () => {
-        this.generations.forget()
-        this.l2.forgetSharedReads()
-        this.l1?.clear()
+      onSubscribed: (afterLoss) => {
+        if (afterLoss) {
+          this.generations.forget()
+          this.l2.forgetSharedReads()
+          this.l1?.clear()
+        }
+        // a wake-up published before the SUBSCRIBE was answered never arrives: look again
         this.waiters.wakeAll()
       },
+      // the wake-ups they wait for cannot arrive now: they poll until the bus is back
+      onLost: () => this.waiters.wakeAll(),
     })
     if (this.o.registry) bindCacheMetrics(this.o.registry, this.o.name, this.events)
     if (this.o.logger) this.logTo(this.o.logger)

@@ -22,8 +22,14 @@ export interface CacheBusHandlers {
   onInvalidated(message: InvalidationMessage): void
   /** Another instance (or this one) cleared a namespace. */
   onCleared(message: ClearMessage): void
-  /** The subscriber connection came back after a drop: messages may have been missed. */
-  onReconnected(): void
+  /**
+   * The channels are subscribed (the first time and after each loss): a wake-up published before
+   * did not arrive. `afterLoss`: the connection had dropped, or the first SUBSCRIBE failed, so
+   * invalidations may have been missed too.
+   */
+  onSubscribed(afterLoss: boolean): void
+  /** The subscriber connection dropped: no wake-up or invalidation arrives until `onSubscribed`. */
+  onLost(): void
 }
 
 /**
@@ -34,9 +40,8 @@ export class CacheBus {
   private readonly subscription: BusSubscription
 
   constructor(redis: RedisClient, wakeChannel: string, busChannel: string, handlers: CacheBusHandlers) {
-    this.subscription = pubSubBusOf(redis).subscribe(
-      [wakeChannel, busChannel],
-      (channel, message) => {
+    this.subscription = pubSubBusOf(redis).subscribe([wakeChannel, busChannel], {
+      onMessage: (channel, message) => {
         if (channel === wakeChannel) handlers.onFilled(message.toString('utf8'))
         else if (channel === busChannel) {
           try {
@@ -49,13 +54,19 @@ export class CacheBus {
           }
         }
       },
-      () => handlers.onReconnected(),
-    )
+      onSubscribed: (afterLoss) => handlers.onSubscribed(afterLoss),
+      onLost: () => handlers.onLost(),
+    })
     this.ready = this.subscription.ready
   }
 
-  /** Resolves once the first SUBSCRIBE was answered (or failed). */
+  /** Resolves once both channels are subscribed for the first time. */
   readonly ready: Promise<void>
+
+  /** True while a wake-up or an invalidation published now reaches this cache (see {@link BusSubscription.live}). */
+  get live(): boolean {
+    return this.subscription.live
+  }
 
   /** Leaves the shared connection (closed with its last subscriber). */
   close(): void {

@@ -155,7 +155,10 @@ export class L2Store {
     )
   }
 
-  /** Runs `lua/claim-4.lua`. */
+  /**
+   * Runs `lua/claim-4.lua`. When no reply comes back (Redis failed or the deadline passed) it
+   * answers {@link UNAVAILABLE} and gives back, in the background, the lock the claim may have taken.
+   */
   async claim(
     key: string,
     token: string,
@@ -163,10 +166,19 @@ export class L2Store {
     mode: 'miss' | 'refresh',
   ): Promise<Claim | Unavailable> {
     const k = this.keysOf(key)
-    const reply = await this.guard(() =>
-      claimScript.run(this.redis, [k.value, k.version, k.lock, k.wait], [token, lockTtlMs, mode]),
-    )
-    if (reply === UNAVAILABLE) return reply
+    let sent = false
+    const reply = await this.guard(() => {
+      sent = true
+      return claimScript.run(this.redis, [k.value, k.version, k.lock, k.wait], [token, lockTtlMs, mode])
+    })
+    if (reply === UNAVAILABLE) {
+      // The claim may have run though its reply was lost (past the deadline, or the connection
+      // dropped after the write): then nobody fills under its token, and every instance's waiters
+      // would sit out their deadline. Give the lock back: sent after it on the same connection,
+      // abandon-2.lua runs after the claim, releases the lock if the claim took it, wakes them.
+      if (sent) void this.abandon(key, token, 0)
+      return reply
+    }
     return claimReply(reply)
   }
 
