@@ -11,7 +11,7 @@
 // one process's). A private redis-server (the gate fronts one node, and a read's latency here must
 // not depend on what other tests make the shared server do); no CPU hog: the latencies are the
 // measure, and the slow reads come from the waits, not from load.
-import { ConnectionGate, PrivateRedis } from '@floodgate/test-support'
+import { ConnectionGate, PrivateRedis, until } from '@floodgate/test-support'
 import { CACHE_DEFAULTS } from 'floodgate'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -94,8 +94,17 @@ describe.skipIf(skip)('lock waits across instances that met refused connections 
     const b = burst!
     // every instance turned connections away at start: the condition under test happened
     expect(gates.map((gate) => gate.refused > 0)).toEqual(gates.map(() => true))
-    // each instance's cache bus listens for the fills' wake-ups
-    const [, subscribers] = (await redis!.pubsub('NUMSUB', `${b.prefix}:c:video:filled`)) as [string, number]
+    // each instance's cache bus comes to listen for the fills' wake-ups: its connection was turned
+    // away until the instance listened, so it subscribes on a reconnect (ioredis backs off up to
+    // 2 s); the code before never did
+    let subscribers = 0
+    await until(
+      async () => {
+        ;[, subscribers] = (await redis!.pubsub('NUMSUB', `${b.prefix}:c:video:filled`)) as [string, number]
+        return subscribers === INSTANCES
+      },
+      { timeoutMs: 10_000, everyMs: 100, what: 'every instance subscribed' },
+    ).catch(() => undefined)
     expect.soft(subscribers, 'instances subscribed to the video cache wake-ups').toBe(INSTANCES)
 
     const ids = await b.publicIds(20_000)
