@@ -17,8 +17,8 @@ import { routeLimiters } from '../rate_limit/route_limiters.js'
 import { PER_INSTANCE_INSURANCE, type RateLimitSettings } from '../rate_limit/settings.js'
 
 /**
- * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (one EVALSHA,
- * or an answer from a leased slice in `leased` mode), keyed by the
+ * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (in
+ * Redis, the decisions of one poll phase sharing one EVALSHA, or from a leased slice in `leased` mode), keyed by the
  * user id when the request is authenticated, else by client IP (IPv6 per /64; `request.ip`, which
  * honours Fastify's `trustProxy` only when configured). Every response carries the IETF
  * `RateLimit-Policy`/`RateLimit` fields and `X-RateLimit-*`; a rejected request gets 429
