@@ -1,8 +1,9 @@
 // HTTP cost of the rate-limit plugin on video-api: GET of a path no route serves (404
 // problem+json, no DB work; the probes /healthz and /readyz are exempt from every quota, so they
-// would measure nothing) with the plugin off, on with every request admitted (one Redis decision
-// each, answered 404), and on with every request rejected (429; the blocked cache answers without
-// Redis). Each server is video-api's main.ts
+// would measure nothing) with the plugin off, on with every request admitted (answered 404: in the
+// service's default leased mode from a slice of the quota, and in exact mode by a Redis decision
+// each, those of one poll phase in one script call), and on with every request rejected (429; the
+// blocked cache answers without Redis). Each server is video-api's main.ts
 // in its own process (embedded PGlite, LOG_LEVEL=warn), autocannon here, interleaved rounds;
 // results written to bench/results/ratelimit-http.json. Service CPU µs/request (utime + stime of
 // the service process over the measured rounds, /proc/<pid>/stat) is the figure a noisy box moves
@@ -38,7 +39,8 @@ const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const modes = ['off', 'allowed', 'rejected'] as const
+// the service's default limiter mode (leased), and exact: one Redis decision per request
+const modes = ['off', 'allowed', 'allowed-exact', 'rejected'] as const
 /** Unrouted: the not-found handler answers, behind the rate-limit hook like any route. */
 const PATH = '/bench/no-such-route'
 
@@ -62,6 +64,7 @@ async function startServer(
       RATE_LIMIT_ENABLED: mode === 'off' ? 'false' : 'true',
       // allowed: every request decided by Redis and admitted; rejected: 429 after the first
       RATE_LIMIT_ANONYMOUS_LIMIT: mode === 'rejected' ? '1' : '1000000',
+      ...(mode === 'allowed-exact' ? { RATE_LIMIT_MODE: 'exact' } : {}),
     },
   })
   const deadline = Date.now() + 120_000
