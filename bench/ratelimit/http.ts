@@ -1,8 +1,13 @@
-// HTTP cost of the rate-limit plugin on video-api: GET /healthz (no DB work) with the plugin
-// off, on with every request admitted (one Redis decision each), and on with every request
-// rejected (429; the blocked cache answers without Redis). Each server is video-api's main.ts
+// HTTP cost of the rate-limit plugin on video-api: GET of a path no route serves (404
+// problem+json, no DB work; the probes /healthz and /readyz are exempt from every quota, so they
+// would measure nothing) with the plugin off, on with every request admitted (answered 404: in the
+// service's default leased mode from a slice of the quota, and in exact mode by a Redis decision
+// each, those of one poll phase in one script call), and on with every request rejected (429; the
+// blocked cache answers without Redis). Each server is video-api's main.ts
 // in its own process (embedded PGlite, LOG_LEVEL=warn), autocannon here, interleaved rounds;
-// results written to bench/results/ratelimit-http.json.
+// results written to bench/results/ratelimit-http.json. Service CPU µs/request (utime + stime of
+// the service process over the measured rounds, /proc/<pid>/stat) is the figure a noisy box moves
+// least; "plugin µs" is a mode's CPU per request minus the plugin-off server's.
 //
 //   node --conditions=floodgate-source --import tsx bench/ratelimit/http.ts
 //   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_S (5 per mode, split over BENCH_ROUNDS (3)), BENCH_CONNECTIONS (64)
@@ -13,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '@floodgate/test-support'
+import { processCpuMs } from '../support/process_cpu.js'
 import { spawnTs } from '../support/spawn_ts.js'
 
 type Result = {
@@ -33,7 +39,10 @@ const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const modes = ['off', 'allowed', 'rejected'] as const
+// the service's default limiter mode (leased), and exact: one Redis decision per request
+const modes = ['off', 'allowed', 'allowed-exact', 'rejected'] as const
+/** Unrouted: the not-found handler answers, behind the rate-limit hook like any route. */
+const PATH = '/bench/no-such-route'
 
 /** video-api's own entry point (main.ts) on an embedded PGlite in a temp folder, configured by env. */
 async function startServer(
@@ -55,6 +64,7 @@ async function startServer(
       RATE_LIMIT_ENABLED: mode === 'off' ? 'false' : 'true',
       // allowed: every request decided by Redis and admitted; rejected: 429 after the first
       RATE_LIMIT_ANONYMOUS_LIMIT: mode === 'rejected' ? '1' : '1000000',
+      ...(mode === 'allowed-exact' ? { RATE_LIMIT_MODE: 'exact' } : {}),
     },
   })
   const deadline = Date.now() + 120_000
@@ -76,6 +86,7 @@ const totals = Object.fromEntries(
     {
       requests: 0,
       seconds: 0,
+      cpuMs: 0,
       p50: [] as number[],
       p99: [] as number[],
       codes: {} as Record<string, number>,
@@ -86,7 +97,7 @@ const servers: Record<string, Awaited<ReturnType<typeof startServer>>> = {}
 for (const mode of modes) servers[mode] = await startServer(mode) // one at a time: PGlite start-up is CPU-heavy
 const hit = (port: number, duration: number) =>
   new Promise<Result>((resolve, reject) =>
-    autocannon({ url: `http://127.0.0.1:${port}/healthz`, connections, duration }, (error, r) =>
+    autocannon({ url: `http://127.0.0.1:${port}${PATH}`, connections, duration }, (error, r) =>
       error ? reject(error) : resolve(r),
     ),
   )
@@ -94,8 +105,11 @@ try {
   for (const mode of modes) await hit(servers[mode]!.port, 2) // warm-up (JIT, script cache), not recorded
   for (let round = 0; round < rounds; round++) {
     for (const mode of modes) {
-      const result = await hit(servers[mode]!.port, durationS / rounds)
+      const { child, port } = servers[mode]!
+      const cpuBefore = processCpuMs(child.pid!)
+      const result = await hit(port, durationS / rounds)
       const t = totals[mode]!
+      t.cpuMs += processCpuMs(child.pid!) - cpuBefore
       t.requests += result.requests.total
       t.seconds += result.duration
       t.p50.push(result.latency.p50)
@@ -122,6 +136,7 @@ const rows = modes.map((mode) => {
   return {
     mode,
     reqPerSec: Math.round(t.requests / t.seconds),
+    cpuUsPerRequest: Math.round((t.cpuMs * 1000) / t.requests),
     p50Ms: median(t.p50),
     p99Ms: median(t.p99),
     codes: t.codes,
@@ -129,13 +144,13 @@ const rows = modes.map((mode) => {
 })
 const base = rows[0]!
 const lines = [
-  `video-api GET /healthz, ${connections} connections, ${durationS} s per mode in ${rounds} interleaved rounds, Redis ${url}`,
+  `video-api GET ${PATH} (404), ${connections} connections, ${durationS} s per mode in ${rounds} interleaved rounds, Redis ${url}`,
   '',
-  '| rate limiting | req/s | p50 ms | p99 ms | req/s vs off | status codes |',
-  '|---|---:|---:|---:|---:|---|',
+  '| rate limiting | req/s | p50 ms | p99 ms | req/s vs off | service CPU µs/request | plugin µs/request | status codes |',
+  '|---|---:|---:|---:|---:|---:|---:|---|',
   ...rows.map(
     (r) =>
-      `| ${r.mode} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p99Ms} | ${(r.reqPerSec / base.reqPerSec).toFixed(2)} | ${Object.entries(
+      `| ${r.mode} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p99Ms} | ${(r.reqPerSec / base.reqPerSec).toFixed(2)} | ${r.cpuUsPerRequest} | ${r.cpuUsPerRequest - base.cpuUsPerRequest} | ${Object.entries(
         r.codes,
       )
         .map(([c, n]) => `${c}: ${n}`)

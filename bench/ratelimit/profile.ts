@@ -1,5 +1,5 @@
 // One scenario in a closed loop, for profiling (`node --cpu-prof`) and quick A/B checks:
-//   node --conditions=floodgate-source --import tsx bench/ratelimit/profile.ts <algorithm|rlf|incr> [ms]
+//   node --conditions=floodgate-source --import tsx bench/ratelimit/profile.ts <algorithm|leased:algorithm|rlf|incr> [ms]
 // Prints decisions/s and client CPU µs/decision. env: REDIS_URL, BENCH_CONCURRENCY (64), BENCH_KEYS (10000),
 // REDIS_PID: pid of a redis-server on this machine (e.g. a private one) to also print its CPU µs/decision,
 // BENCH_BASELINE: path of another floodgate `src/index.ts` (e.g. an older commit's, from `git archive`) to measure instead.
@@ -42,18 +42,22 @@ if (which === 'rlf') {
 } else if (which === 'incr') {
   op = (i) => redis.incr(`${prefix}:incr:${keyOf(i)}`)
 } else {
+  const leased = which.startsWith('leased:')
   const limiter = createRateLimiter({
     redis,
     prefix: new KeySpace(prefix),
-    algorithm: which as current.RateLimitAlgorithm,
+    algorithm: (leased ? which.slice('leased:'.length) : which) as current.RateLimitAlgorithm,
     limit: 100,
     windowMs: 60_000,
     timeoutMs: 5000,
     fallback: 'failClosed',
+    ...(leased ? { mode: 'leased' as const } : {}),
   })
+  // a leased decision answered from the slice (or a cached refusal) makes no Redis call
+  const sources = new Set(leased ? ['redis', 'lease', 'blockedCache'] : ['redis'])
   op = async (i) => {
     const result = await limiter.limit(keyOf(i))
-    if (result.source !== 'redis') throw new Error(`decided by ${result.source}`)
+    if (!sources.has(result.source)) throw new Error(`decided by ${result.source}`)
   }
 }
 /** utime + stime of a process (µs), from /proc/<pid>/stat (Linux, 100 ticks/s). */

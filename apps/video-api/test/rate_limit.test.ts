@@ -1,11 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { KeySpace, type RateLimitMode, type RateLimitPolicy, rateLimitKeys } from 'floodgate'
+import {
+  createRedisClient,
+  KeySpace,
+  type RateLimitMode,
+  type RateLimitPolicy,
+  rateLimitKeys,
+} from 'floodgate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { addressKey, ipv6Groups } from '../src/rate_limit/client_key.js'
 import { parseRouteQuotas } from '../src/rate_limit/quotas.js'
 import { routeLimiters } from '../src/rate_limit/route_limiters.js'
-import { createTestApp, registerUser, secondInstance, type TestApp } from './support/app.js'
+import { createTestApp, registerUser, secondInstance, TEST_REDIS_URL, type TestApp } from './support/app.js'
 
 // Headers and 429s of the rate-limit plugin, on the real Redis (unique key prefix per app).
 const quotas = {
@@ -222,6 +228,46 @@ describe('rate-limit plugin, answers from memory', () => {
       })
     }
     expect(Object.keys(fromMemory.headers).sort()).toEqual(Object.keys(fromRedis.headers).sort())
+  })
+})
+
+describe('rate-limit plugin, on /metrics', () => {
+  /** `floodgate_ratelimit_decisions_total{policy="anonymous"}` by `<source> <allowed>` (series at 0 left out). */
+  async function anonymousDecisions(app: FastifyInstance): Promise<Record<string, number>> {
+    const body = (await app.inject({ method: 'GET', url: '/metrics' })).body
+    const counts: Record<string, number> = {}
+    for (const m of body.matchAll(/^floodgate_ratelimit_decisions_total\{([^}]*)\} (\S+)$/gm)) {
+      const labels = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]))
+      if (labels.policy === 'anonymous' && Number(m[2]) > 0)
+        counts[`${labels.source} ${labels.allowed}`] = Number(m[2])
+    }
+    return counts
+  }
+
+  it('counts each decision by who decided and its answer: Redis, the blocked cache, the fallback', async () => {
+    const app = await appWith({ mode: 'exact' })
+    const get = () => app.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: '198.51.100.61' })
+    const statuses = []
+    for (let i = 0; i < 5; i++) statuses.push((await get()).statusCode)
+    expect(statuses).toEqual([200, 200, 200, 429, 429])
+    expect(await anonymousDecisions(app)).toEqual({
+      'redis true': 3,
+      'redis false': 1,
+      'blockedCache false': 1,
+    })
+
+    // an instance whose Redis is gone: the fallback answers, and says so
+    const gone = createRedisClient(TEST_REDIS_URL)
+    gone.on('error', () => {})
+    gone.disconnect()
+    const down = await secondInstance(t, {
+      redis: gone,
+      rateLimit: { prefix: limiterPrefix(), quotas, fallback: 'failOpen', timeoutMs: 50, mode: 'exact' },
+    })
+    expect(
+      (await down.inject({ method: 'GET', url: CHEAP_READ, remoteAddress: '198.51.100.62' })).statusCode,
+    ).toBe(200)
+    expect(await anonymousDecisions(down)).toEqual({ 'failOpen true': 1 })
   })
 })
 

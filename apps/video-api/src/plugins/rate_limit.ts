@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import {
+  bindRateLimiterMetrics,
   createRateLimiter,
   type RateLimiter,
   type RateLimitFallback,
@@ -16,13 +17,15 @@ import { routeLimiters } from '../rate_limit/route_limiters.js'
 import { PER_INSTANCE_INSURANCE, type RateLimitSettings } from '../rate_limit/settings.js'
 
 /**
- * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (one EVALSHA,
- * or an answer from a leased slice in `leased` mode), keyed by the
+ * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (in
+ * Redis, the decisions of one poll phase sharing one EVALSHA, or from a leased slice in `leased` mode), keyed by the
  * user id when the request is authenticated, else by client IP (IPv6 per /64; `request.ip`, which
  * honours Fastify's `trustProxy` only when configured). Every response carries the IETF
  * `RateLimit-Policy`/`RateLimit` fields and `X-RateLimit-*`; a rejected request gets 429
  * `application/problem+json` with code `RATE_LIMITED` and `Retry-After` (integer seconds).
- * Registered after the auth hook, which sets `request.userId`, and the flush plugin.
+ * Every decision counts in `floodgate_ratelimit_decisions_total{policy,source,allowed}` on
+ * `/metrics` (who decided: Redis, a leased slice, the blocked cache, or a fallback).
+ * Registered after the auth hook, which sets `request.userId`, and the flush and metrics plugins.
  */
 async function rateLimitPlugin(app: FastifyInstance, options: RateLimitSettings): Promise<void> {
   // the flush consumers' member set counts the live instances
@@ -50,6 +53,9 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitSettings)
       onStoreError,
       mode: options.mode,
     })
+    // floodgate_ratelimit_decisions_total{policy,source,allowed}: the dashboard's decisions panel and
+    // the fallback alert (ops/)
+    bindRateLimiterMetrics(app.metrics, limiter)
     limiters.push(limiter)
     return limiter
   }
@@ -120,6 +126,6 @@ function answer(
 export default fp(rateLimitPlugin, {
   name: 'rate-limit',
   fastify: '5.x',
-  dependencies: ['redis', 'flush'],
+  dependencies: ['redis', 'flush', 'metrics'],
   decorators: { request: ['userId'] },
 })

@@ -10,5 +10,14 @@
  *   quota); what other instances can hold unused at once is at most a quarter of the free quota
  *   each, and shrinks with it.
  * - `maxWaitMs` 10 s: longest total wait of {@link waitUntilAllowed}.
+ * - `batchMaxKeys` 256: most limiter keys one script call decides (the decisions, or the lease
+ *   calls, of one event-loop poll phase; `script_batch.ts`). A batch runs atomically in Redis: 256
+ *   window decisions are ~1,000 commands inside one script, a few hundred µs of Redis time, the
+ *   same work 256 calls would do minus their dispatch; the cache's read batch has the same bound.
  */
-export const RATE_LIMIT_DEFAULTS = { maxKeys: 10_000, leaseFraction: 0.25, maxWaitMs: 10_000 } as const
+export const RATE_LIMIT_DEFAULTS = {
+  maxKeys: 10_000,
+  leaseFraction: 0.25,
+  maxWaitMs: 10_000,
+  batchMaxKeys: 256,
+} as const

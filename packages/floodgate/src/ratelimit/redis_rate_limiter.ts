@@ -1,6 +1,6 @@
 import { checkDeadline, DEADLINE_DEFAULTS, STARTUP_DEFAULTS, withinDeadline } from '../deadline/index.js'
 import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
-import { inSpan, type Logger, LogThrottle, warmTracing } from '../observability/index.js'
+import { inSpan, type Logger, LogThrottle, tracingOn, warmTracing } from '../observability/index.js'
 import { KeySpace } from '../redis/key_space.js'
 import { awaitFirstConnection, connectedOnce } from '../redis/startup_gate.js'
 import type { RedisClient } from '../redis/types.js'
@@ -8,11 +8,12 @@ import { nonEmptyString, positiveInteger, share } from '../validation/index.js'
 import { BlockedCache } from './blocked_cache.js'
 import { RATE_LIMIT_DEFAULTS } from './defaults.js'
 import { RateLimiterEventEmitter } from './events.js'
+import { type DecisionSink, ExactDecider } from './exact_decider.js'
 import { type RateLimitFallback, resolveFallback } from './fallback.js'
 import { LEASED_ALGORITHMS, type LeasedAlgorithm, leaseGrantKeys } from './lease/lease_script.js'
 import { LeasedDecider } from './lease/leased_decider.js'
 import { type PolicyOptions, resolvePolicy } from './policy.js'
-import { peekRateLimit, prepareRateLimitScript, rateLimitKeys } from './redis_scripts.js'
+import { peekRateLimit, rateLimitKeys } from './redis_scripts.js'
 import type { LimitOptions, RateLimiter, RateLimitPeek, RateLimitResult } from './types.js'
 
 /**
@@ -97,6 +98,14 @@ export interface RateLimiterOptions extends PolicyOptions {
   mode?: RateLimitMode
   /** Leased mode tuning; ignored in exact mode. */
   lease?: LeaseOptions
+  /**
+   * Most limiter keys one Redis script call decides: the decisions (exact mode) or the lease calls
+   * (leased mode) asked during one event-loop poll phase leave as one call, so one write, one reply
+   * and one deadline serve them all; a full batch leaves at once. On a Cluster only the decisions of
+   * one key share a call (a script never spans slots). 1: one call per decision.
+   * @default 256 (`RATE_LIMIT_DEFAULTS.batchMaxKeys`)
+   */
+  batchMaxKeys?: number
 }
 
 /** A rate limiter on Redis; `events` reports each decision and each fallback. */
@@ -126,7 +135,8 @@ export interface RedisRateLimiter extends RateLimiter {
 }
 
 /**
- * A distributed rate limiter on Redis: one EVALSHA per decision, time from Redis `TIME`,
+ * A distributed rate limiter on Redis: one EVALSHA per decision, batched per event-loop poll phase
+ * (`batchMaxKeys`), time from Redis `TIME`,
  * a rejected request consumes nothing, a cost above the limit (or burst) is rejected with
  * `retryAfterMs: -1`. Algorithms and their sources are documented in `lua/*.lua`:
  * fixed window, sliding log, sliding window counter (Cloudflare 2017), token bucket,
@@ -143,7 +153,7 @@ export interface RedisRateLimiter extends RateLimiter {
  * `logger` (throttled: {@link FALLBACK_LOG_INTERVAL_MS}), and counts in `floodgate_ratelimit_decisions_total` ({@link bindRateLimiterMetrics}).
  *
  * @throws {InvalidArgumentError} naming the bad option (`limit`, `windowMs`, `burst`, `timeoutMs`,
- *   `startupWaitMs`, `fallback…`).
+ *   `startupWaitMs`, `batchMaxKeys`, `fallback…`).
  */
 export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter {
   const policy = resolvePolicy(options)
@@ -173,13 +183,13 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
             : positiveInteger('blockedCache.maxKeys', blockedOption.maxKeys),
         )
   const startupWaitMs = positiveInteger('startupWaitMs', options.startupWaitMs ?? STARTUP_DEFAULTS.waitMs)
+  const maxBatch = positiveInteger('batchMaxKeys', options.batchMaxKeys ?? RATE_LIMIT_DEFAULTS.batchMaxKeys)
   const { redis, onStoreError, logger } = options
   const logThrottle = new LogThrottle<string>(FALLBACK_LOG_INTERVAL_MS)
   const events = new RateLimiterEventEmitter()
   const spanName = 'floodgate.ratelimit.decide'
   const spanAttributes = { 'floodgate.policy': policy.name, 'floodgate.algorithm': policy.algorithm }
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
-  const decide = prepareRateLimitScript(keySpace, policy)
   const leased =
     mode === 'leased'
       ? new LeasedDecider({
@@ -188,21 +198,73 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
           policy,
           fraction: share('lease.fraction', options.lease?.fraction ?? RATE_LIMIT_DEFAULTS.leaseFraction),
           maxKeys: positiveInteger('lease.maxKeys', options.lease?.maxKeys ?? RATE_LIMIT_DEFAULTS.maxKeys),
+          maxBatch,
           deadline,
           what,
           blocked: blocked ?? new BlockedCache(RATE_LIMIT_DEFAULTS.maxKeys),
         })
       : undefined
+  const exact =
+    leased === undefined ? new ExactDecider({ redis, keySpace, policy, maxBatch, deadline, what }) : undefined
+  /** Set once the client has been ready: the start-up wait is then skipped by a flag test. */
+  let started = false
 
   const decided = (key: string, result: RateLimitResult): RateLimitResult => {
     events.emit('decision', { key, source: result.source, allowed: result.allowed })
     return result
+  }
+  /** The fallback's answer after `error`, reported (events, `onStoreError`, throttled log). */
+  const fellBack = (key: string, cost: number, error: StoreUnavailableError): RateLimitResult => {
+    onStoreError?.(error)
+    const result = fallback(key, cost)
+    events.emit('fallback', { key, source: result.source, allowed: result.allowed, error })
+    const suppressed = logger === undefined ? undefined : logThrottle.admit(result.source)
+    if (suppressed !== undefined) {
+      logger?.warn(
+        { primitive: 'rateLimiter', policy: policy.name, key, source: result.source, suppressed, err: error },
+        `rate limiter ${policy.name}: Redis unavailable, ${result.source} answered`,
+      )
+    }
+    return decided(key, result)
+  }
+  const sink: DecisionSink = {
+    fromRedis(key, cost, result) {
+      blocked?.remember(key, cost, result, Date.now())
+      return decided(key, result)
+    },
+    fromFallback: fellBack,
+  }
+  const orFallback = (key: string, cost: number, error: unknown): RateLimitResult => {
+    if (!(error instanceof StoreUnavailableError)) throw error
+    return fellBack(key, cost, error)
+  }
+  /** Redis's answer (or the fallback's) for a decision memory could not make. */
+  const remote = (key: string, cost: number): Promise<RateLimitResult> => {
+    if (leased !== undefined)
+      return leased.decide(key, cost).then(
+        (result) => decided(key, result),
+        (error: unknown) => orFallback(key, cost, error),
+      )
+    const decider = exact as ExactDecider
+    if (!tracingOn())
+      return new Promise((resolve, reject) => decider.decide(key, cost, resolve, reject, sink))
+    // traced: the span covers the Redis call alone and records its error, as before batching
+    return inSpan(
+      spanName,
+      spanAttributes,
+      () => new Promise<RateLimitResult>((resolve, reject) => decider.decide(key, cost, resolve, reject)),
+    ).then(
+      (result) => sink.fromRedis(key, cost, result),
+      (error: unknown) => orFallback(key, cost, error),
+    )
   }
   /** The answer from memory (leased slice, remembered block), reported as decided; `cost` already validated. */
   const local = (key: string, cost: number): RateLimitResult | undefined => {
     const cached = leased ? leased.local(key, cost) : blocked?.check(key, policy, Date.now())
     return cached === undefined ? undefined : decided(key, cached)
   }
+  /** Sends the queued script calls now, so a command sent next runs after them. */
+  const flush = () => (leased ?? (exact as ExactDecider)).flush()
   const validCost = (callOptions: LimitOptions | undefined): number =>
     callOptions?.cost === undefined ? 1 : positiveInteger('cost', callOptions.cost)
   return {
@@ -211,6 +273,7 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
     async peek(key): Promise<RateLimitPeek> {
       nonEmptyString('key', key)
       await awaitFirstConnection(redis, startupWaitMs)
+      flush() // the decisions asked before this read go first
       const read = await withinDeadline(peekRateLimit(redis, keySpace, policy, key), deadline, what)
       return { limit: policy.limit, ...read, policy }
     },
@@ -221,6 +284,7 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
       await awaitFirstConnection(redis, startupWaitMs)
       // the leased mode's grant records too: a cancel must not give a grant from before the reset back
       const keys = [...rateLimitKeys(keySpace, policy, key), ...leaseGrantKeys(keySpace, policy, key)]
+      flush() // the decisions asked before the reset count before it, as they did when they were asked
       const unlink = redis.unlink(...keys).catch((error: unknown) => {
         throw new StoreUnavailableError(`${what}: reset failed`, { cause: error })
       })
@@ -231,50 +295,21 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
       nonEmptyString('key', key)
       return local(key, validCost(callOptions))
     },
-    async limit(key, callOptions): Promise<RateLimitResult> {
-      nonEmptyString('key', key)
-      const cost = validCost(callOptions)
-      const cached = local(key, cost)
-      if (cached) return cached
+    limit(key, callOptions): Promise<RateLimitResult> {
+      let cost: number
       try {
-        if (!connectedOnce(redis)) await awaitFirstConnection(redis, startupWaitMs)
-        if (leased) return decided(key, await leased.decide(key, cost))
-        const decision = await inSpan(spanName, spanAttributes, () =>
-          withinDeadline(decide(redis, key, cost), deadline, what),
-        )
-        const result: RateLimitResult = {
-          allowed: decision.allowed,
-          limit: policy.limit,
-          remaining: decision.remaining,
-          resetAtMs: decision.resetAtMs,
-          retryAfterMs: decision.retryAfterMs,
-          nowMs: decision.nowMs,
-          policy,
-          source: 'redis',
-        }
-        blocked?.remember(key, cost, result, Date.now())
-        return decided(key, result)
+        nonEmptyString('key', key)
+        cost = validCost(callOptions)
+        const cached = local(key, cost)
+        if (cached !== undefined) return Promise.resolve(cached)
       } catch (error) {
-        if (!(error instanceof StoreUnavailableError)) throw error
-        onStoreError?.(error)
-        const result = fallback(key, cost)
-        events.emit('fallback', { key, source: result.source, allowed: result.allowed, error })
-        const suppressed = logger === undefined ? undefined : logThrottle.admit(result.source)
-        if (suppressed !== undefined) {
-          logger?.warn(
-            {
-              primitive: 'rateLimiter',
-              policy: policy.name,
-              key,
-              source: result.source,
-              suppressed,
-              err: error,
-            },
-            `rate limiter ${policy.name}: Redis unavailable, ${result.source} answered`,
-          )
-        }
-        return decided(key, result)
+        return Promise.reject(error)
       }
+      if (!started) {
+        started = connectedOnce(redis)
+        if (!started) return awaitFirstConnection(redis, startupWaitMs).then(() => remote(key, cost))
+      }
+      return remote(key, cost)
     },
   }
 }

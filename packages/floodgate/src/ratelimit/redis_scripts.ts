@@ -2,50 +2,54 @@ import { ScriptContractError } from '../errors/index.js'
 import type { KeySpace } from '../redis/key_space.js'
 import { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
-import type { Decision } from './decision.js'
 import type { RateLimitAlgorithm, RateLimitPolicy } from './types.js'
 
 /** Redis key area of every limiter key: `<prefix>:rl:{<policy name>:<key>}:<suffix>`. */
 export const RATE_LIMIT_AREA = 'rl'
 
 interface AlgorithmScript {
+  /**
+   * The decision script, a batch of decisions (`-n.lua`): KEYS = each decision's keys (`suffixes`),
+   * ARGV = limit, windowMs[, burst], then each decision's cost; replies nowMs, then
+   * `[allowed, remaining, resetAtMs, retryAfterMs]` per decision.
+   */
   script: LuaScript
   /** The read-only twin: `[remaining, resetAtMs, nowMs]`, same keys, ARGV limit, windowMs[, burst]. */
   peek: LuaScript
   /** Key suffixes, all under the limiter key's hash tag. */
   suffixes: readonly string[]
-  /** Whether ARGV[4] (burst) is passed. */
+  /** Whether burst follows windowMs in ARGV. */
   burst: boolean
 }
 
 // One literal URL per script: the build embeds each `.lua` file where its URL is written.
 const scripts: Record<RateLimitAlgorithm, AlgorithmScript> = {
   fixedWindow: {
-    script: new LuaScript(new URL('./lua/fixed-window-1.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/fixed-window-n.lua', import.meta.url)),
     peek: new LuaScript(new URL('./lua/peek-fixed-window-1.lua', import.meta.url)),
     suffixes: ['fw'],
     burst: false,
   },
   slidingLog: {
-    script: new LuaScript(new URL('./lua/sliding-log-1.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/sliding-log-n.lua', import.meta.url)),
     peek: new LuaScript(new URL('./lua/peek-sliding-log-1.lua', import.meta.url)),
     suffixes: ['log'],
     burst: false,
   },
   slidingWindow: {
-    script: new LuaScript(new URL('./lua/sliding-window-2.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/sliding-window-n.lua', import.meta.url)),
     peek: new LuaScript(new URL('./lua/peek-sliding-window-2.lua', import.meta.url)),
     suffixes: ['sw0', 'sw1'],
     burst: false,
   },
   tokenBucket: {
-    script: new LuaScript(new URL('./lua/token-bucket-1.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/token-bucket-n.lua', import.meta.url)),
     peek: new LuaScript(new URL('./lua/peek-token-bucket-1.lua', import.meta.url)),
     suffixes: ['tb'],
     burst: true,
   },
   gcra: {
-    script: new LuaScript(new URL('./lua/gcra-1.lua', import.meta.url)),
+    script: new LuaScript(new URL('./lua/gcra-n.lua', import.meta.url)),
     peek: new LuaScript(new URL('./lua/peek-gcra-1.lua', import.meta.url)),
     suffixes: ['tat'],
     burst: true,
@@ -102,50 +106,10 @@ export async function peekRateLimit(
   return { remaining: remaining as number, resetAtMs: resetAtMs as number, nowMs: nowMs as number }
 }
 
-/** One decision against Redis for a limiter key; see {@link prepareRateLimitScript}. */
-export type RateLimitCall = (client: RedisClient, key: string, cost: number) => Promise<Decision>
-
-/**
- * Prepares one limiter's decision call: the policy's arguments are stringified once, each
- * call builds only its keys and one EVALSHA argument list (LuaScript reloads once on NOSCRIPT).
- * The returned call rejects with StoreUnavailableError on a Redis or connection error and
- * with ScriptContractError if the reply is not five integers.
- */
-export function prepareRateLimitScript(keySpace: KeySpace, policy: RateLimitPolicy): RateLimitCall {
-  const { script, suffixes, burst } = scripts[policy.algorithm]
-  const limitArg = String(policy.limit)
-  const windowArg = String(policy.windowMs)
-  const burstArg = String(policy.burst)
-  const suffix0 = `:${suffixes[0]}`
-  const suffix1 = suffixes.length > 1 ? `:${suffixes[1]}` : undefined
-  const taggedOf = limiterTag(keySpace, policy)
-  const toDecision = (reply: unknown): Decision => decisionOf(script.name, reply)
-  return (client, key, cost) => {
-    const tagged = taggedOf(key)
-    const argv: (string | number)[] = [script.sha1, script.numberOfKeys, tagged + suffix0]
-    if (suffix1 !== undefined) argv.push(tagged + suffix1)
-    argv.push(limitArg, windowArg, cost === 1 ? '1' : String(cost))
-    if (burst) argv.push(burstArg)
-    return script.send(client, argv).then(toDecision)
-  }
-}
-
-/** Checks and maps a script reply `[allowed, remaining, resetAtMs, retryAfterMs, nowMs]`. */
-function decisionOf(scriptName: string, reply: unknown): Decision {
-  if (!Array.isArray(reply) || reply.length !== 5) throw new ScriptContractError(scriptName, reply)
-  const allowed: unknown = reply[0]
-  const remaining: unknown = reply[1]
-  const resetAtMs: unknown = reply[2]
-  const retryAfterMs: unknown = reply[3]
-  const nowMs: unknown = reply[4]
-  if (
-    typeof allowed !== 'number' ||
-    typeof remaining !== 'number' ||
-    typeof resetAtMs !== 'number' ||
-    typeof retryAfterMs !== 'number' ||
-    typeof nowMs !== 'number'
-  ) {
-    throw new ScriptContractError(scriptName, reply)
-  }
-  return { allowed: allowed === 1, remaining, resetAtMs, retryAfterMs, nowMs }
+/** A limiter's decision script and its ARGV before the decisions' costs (stringified once). */
+export function decisionScript(policy: RateLimitPolicy): { script: LuaScript; shared: string[] } {
+  const { script, burst } = scripts[policy.algorithm]
+  const shared = [String(policy.limit), String(policy.windowMs)]
+  if (burst) shared.push(String(policy.burst))
+  return { script, shared }
 }

@@ -33,7 +33,8 @@ export class LuaScript {
   readonly name: string
   readonly source: string
   readonly sha1: string
-  readonly numberOfKeys: number
+  /** Keys of every call; undefined for a `-n.lua` script, whose calls each pass their own count. */
+  readonly numberOfKeys: number | undefined
   /** Reloads this process started; a NOSCRIPT on a command sent before the latest one waits for it. */
   private generation = 0
   /** Settles (never rejects) when the latest reload's EVAL has answered. */
@@ -44,16 +45,17 @@ export class LuaScript {
    *   `'./acquire-2.lua'` and `import.meta.url` (from TypeScript source the file is read; the
    *   build replaces that expression with the file's {@link EmbeddedLua} text). A file's
    *   `--- @include "<path>"` lines are replaced by the included files (see `lua_include.ts`).
-   *   The file name must end in `-<numberOfKeys>.lua` (BullMQ's convention).
+   *   The file name must end in `-<numberOfKeys>.lua` (BullMQ's convention), or in `-n.lua` for a
+   *   script whose calls carry a varying number of keys (a batch: so many keys per item).
    * @throws {Error} if the file name does not carry the key count.
    * @throws {LuaIncludeError} if the file or one of its includes is missing, or includes form a cycle.
    */
   constructor(lua: URL | EmbeddedLua) {
     const file = lua instanceof URL ? (lua.pathname.split('/').pop() ?? '') : lua.file
-    const match = /^(.+)-(\d+)\.lua$/.exec(file)
-    if (!match) throw new Error(`Lua file name must look like name-<numKeys>.lua: ${file}`)
+    const match = /^(.+)-(\d+|n)\.lua$/.exec(file)
+    if (!match) throw new Error(`Lua file name must look like name-<numKeys>.lua or name-n.lua: ${file}`)
     this.name = match[1]!
-    this.numberOfKeys = Number(match[2])
+    this.numberOfKeys = match[2] === 'n' ? undefined : Number(match[2])
     this.source = lua instanceof URL ? resolveLuaIncludes(fileURLToPath(lua)) : lua.source
     this.sha1 = createHash('sha1').update(this.source).digest('hex')
   }
@@ -70,12 +72,12 @@ export class LuaScript {
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
   ): Promise<unknown> {
-    if (keys.length !== this.numberOfKeys) {
+    if (this.numberOfKeys !== undefined && keys.length !== this.numberOfKeys) {
       return Promise.reject(
         new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`),
       )
     }
-    const argv: (string | number | Buffer)[] = [this.sha1, this.numberOfKeys]
+    const argv: (string | number | Buffer)[] = [this.sha1, keys.length]
     for (const key of keys) argv.push(key)
     for (const arg of args) argv.push(arg)
     return this.send(client, argv)
@@ -98,12 +100,12 @@ export class LuaScript {
     args: readonly (string | number | Buffer)[],
     follower: { name: string; args: readonly (string | number)[] },
   ): Promise<[unknown, unknown]> {
-    if (keys.length !== this.numberOfKeys) {
+    if (this.numberOfKeys !== undefined && keys.length !== this.numberOfKeys) {
       throw new ScriptContractError(this.name, `expected ${this.numberOfKeys} keys, got ${keys.length}`)
     }
     const generation = this.generation
     const send = async (name: 'evalsha' | 'eval'): Promise<[unknown, unknown]> => {
-      const argv = [name === 'evalsha' ? this.sha1 : this.source, this.numberOfKeys, ...keys, ...args]
+      const argv = [name === 'evalsha' ? this.sha1 : this.source, keys.length, ...keys, ...args]
       const pipeline = client.pipeline() as unknown as CommandSender & {
         exec(): Promise<[Error | null, unknown][] | null>
       }

@@ -38,7 +38,8 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
 interface LuaFile {
   path: string
   name: string
-  numberOfKeys: number
+  /** From the name's `-<numKeys>.lua`; 'n' for a batch script (`-n.lua`, keys per item); -1 when absent. */
+  numberOfKeys: number | 'n'
   source: string
   sha1: string
 }
@@ -52,11 +53,11 @@ function luaFiles(dir = SRC): LuaFile[] {
       if (entry.name !== 'includes') found.push(...luaFiles(path))
     } else if (entry.name.endsWith('.lua')) {
       const source = resolveLuaIncludes(path)
-      const match = /^(.+)-(\d+)\.lua$/.exec(entry.name)
+      const match = /^(.+)-(\d+|n)\.lua$/.exec(entry.name)
       found.push({
         path: path.slice(SRC.length),
         name: entry.name,
-        numberOfKeys: match ? Number(match[2]) : -1,
+        numberOfKeys: match ? (match[2] === 'n' ? 'n' : Number(match[2])) : -1,
         source,
         sha1: createHash('sha1').update(source).digest('hex'),
       })
@@ -82,20 +83,26 @@ describe('Lua files (static)', () => {
   })
 
   it.each(files.map((f) => [f.path, f] as const))(
-    '%s: kebab-name-<numKeys>.lua in <capability>/lua/, one header format that declares every KEYS[i], ARGV[i] and the return value, no KEYS/SCAN',
+    '%s: kebab-name-<numKeys>.lua (or -n.lua) in <capability>/lua/, one header format that declares every KEYS[i], ARGV[i] and the return value, no KEYS/SCAN',
     (_path, file) => {
-      expect(file.numberOfKeys, 'file name must end in -<numKeys>.lua').toBeGreaterThanOrEqual(0)
-      expect(file.name, 'kebab-case name').toMatch(/^[a-z]+(-[a-z]+)*-\d+\.lua$/)
+      expect(file.numberOfKeys, 'file name must end in -<numKeys>.lua or -n.lua').not.toBe(-1)
+      expect(file.name, 'kebab-case name').toMatch(/^[a-z]+(-[a-z]+)*-(\d+|n)\.lua$/)
       expect(file.path, "in its capability's lua/ folder").toMatch(/^[a-z_]+\/lua\/[^/]+$/)
       const head = header(file.source)
       expect(head, 'header opens with --[[ and the file name').toMatch(
         new RegExp(`^--\\[\\[\\n${file.name}: `),
       )
       const body = file.source.slice(head.length)
-      for (let i = 1; i <= file.numberOfKeys; i++)
-        expect(head, `header declares KEYS[${i}]`).toContain(`KEYS[${i}]`)
-      for (const i of indexesUsed(body, 'KEYS'))
-        expect(i, 'body uses only declared keys').toBeLessThanOrEqual(file.numberOfKeys)
+      if (file.numberOfKeys === 'n') {
+        // a batch: each item's keys, declared by their index in terms of the item's (KEYS[i], KEYS[2i-1])
+        expect(head, 'header declares the keys of item i').toMatch(/KEYS\[\d*i[-+\d]*\]/)
+        expect(indexesUsed(body, 'KEYS'), 'body reads no key by a fixed index').toEqual([])
+      } else {
+        for (let i = 1; i <= file.numberOfKeys; i++)
+          expect(head, `header declares KEYS[${i}]`).toContain(`KEYS[${i}]`)
+        for (const i of indexesUsed(body, 'KEYS'))
+          expect(i, 'body uses only declared keys').toBeLessThanOrEqual(file.numberOfKeys)
+      }
       for (const i of indexesUsed(body, 'ARGV')) {
         const ranges = [...head.matchAll(/ARGV\[(\d+)\.\./g)].map((m) => Number(m[1]))
         const declared = head.includes(`ARGV[${i}]`) || ranges.some((from) => from <= i)

@@ -37,6 +37,7 @@ describe('a busy process on a healthy Redis, with the defaults', () => {
     const sources: string[] = []
     for (let i = 0; i < 8; i++) {
       const decision = limiter.limit('one-key')
+      await new Promise((resolve) => setImmediate(resolve)) // the decision's batch leaves, then the loop blocks
       blockLoop(150)
       sources.push((await decision).source)
     }

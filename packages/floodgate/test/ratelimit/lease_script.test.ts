@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import { KeySpace, type RateLimitPolicy, rateLimitKeys } from '../../src/index.js'
-import { leaseGrantKeys, prepareLeaseScript } from '../../src/ratelimit/lease/lease_script.js'
+import { LeaseCalls, leaseGrantKeys } from '../../src/ratelimit/lease/lease_script.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 // The lease scripts on their own (lua/lease-*.lua): slice sizing, reservation in the window
@@ -39,7 +39,7 @@ const freshKey = () => `k${keyCounter++}`
 
 describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (algorithm) => {
   const policy = policyOf(algorithm)
-  const lease = prepareLeaseScript(keySpace, policy, FRACTION)
+  const lease = new LeaseCalls(redis, keySpace, policy, FRACTION, 1)
   const counterOf = async (key: string, windowIndex: number) => {
     const keys = rateLimitKeys(keySpace, policy, key)
     return Number((await redis.get(keys[windowIndex % keys.length]!)) ?? '0')
@@ -50,7 +50,7 @@ describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (al
     let free = LIMIT
     let reserved = 0
     while (free > 0) {
-      const reply = await lease(redis, key, 1, 0, -1)
+      const reply = await lease.call(key, 1, 0, -1)
       const expected = Math.min(free, Math.max(1, Math.ceil(free * FRACTION)))
       expect([reply.granted, reply.slice, reply.free]).toEqual([true, expected, free - expected])
       expect(reply.retryAfterMs).toBe(0)
@@ -60,7 +60,7 @@ describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (al
       expect(await counterOf(key, reply.windowIndex)).toBe(reserved)
     }
     expect(reserved).toBe(LIMIT)
-    const refused = await lease(redis, key, 1, 0, -1)
+    const refused = await lease.call(key, 1, 0, -1)
     expect([refused.granted, refused.slice, refused.free]).toEqual([false, 0, 0])
     expect(refused.retryAfterMs).toBeGreaterThan(0)
     expect(refused.retryAfterMs).toBeLessThanOrEqual(2 * WINDOW_MS)
@@ -69,39 +69,39 @@ describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (al
 
   it('reserves at least the cost, and refuses a cost above the limit for good', async () => {
     const key = freshKey()
-    const big = await lease(redis, key, 40, 0, -1)
+    const big = await lease.call(key, 40, 0, -1)
     expect([big.granted, big.slice, big.free]).toEqual([true, 40, 60])
-    const never = await lease(redis, key, LIMIT + 1, 0, -1)
+    const never = await lease.call(key, LIMIT + 1, 0, -1)
     expect([never.granted, never.slice, never.free, never.retryAfterMs]).toEqual([false, 0, 60, -1])
-    const tooMuch = await lease(redis, key, 61, 0, -1)
+    const tooMuch = await lease.call(key, 61, 0, -1)
     expect([tooMuch.granted, tooMuch.free]).toEqual([false, 60])
     expect(tooMuch.retryAfterMs).toBeGreaterThan(0)
   })
 
   it('takes back unused units of the current window before reserving, never below 0', async () => {
     const key = freshKey()
-    const first = await lease(redis, key, 1, 0, -1) // 25 reserved
-    const settled = await lease(redis, key, 0, 10, first.windowIndex) // cost 0: give back only
+    const first = await lease.call(key, 1, 0, -1) // 25 reserved
+    const settled = await lease.call(key, 0, 10, first.windowIndex) // cost 0: give back only
     expect([settled.granted, settled.slice, settled.free]).toEqual([true, 0, 85])
     expect(await counterOf(key, first.windowIndex)).toBe(15)
-    const again = await lease(redis, key, 1, 5, first.windowIndex) // 10 held, then ceil(90 / 4)
+    const again = await lease.call(key, 1, 5, first.windowIndex) // 10 held, then ceil(90 / 4)
     expect([again.slice, again.free]).toEqual([23, 67])
     expect(await counterOf(key, first.windowIndex)).toBe(33)
-    const clamped = await lease(redis, key, 0, 1000, first.windowIndex)
+    const clamped = await lease.call(key, 0, 1000, first.windowIndex)
     expect(clamped.free).toBe(LIMIT)
     expect(await counterOf(key, first.windowIndex)).toBe(0)
   })
 
   it('cancels a recorded grant: its slice goes back once, and the record leaves with the window', async () => {
     const key = freshKey()
-    const granted = await lease(redis, key, 1, 0, -1, 'inst:1')
+    const granted = await lease.call(key, 1, 0, -1, 'inst:1')
     expect([granted.granted, granted.slice]).toEqual([true, 25])
-    await lease(redis, key, 1, 0, -1, 'inst:2') // another grant of the key, kept
+    await lease.call(key, 1, 0, -1, 'inst:2') // another grant of the key, kept
     expect(await counterOf(key, granted.windowIndex)).toBe(25 + 19)
-    const cancelled = await lease(redis, key, 0, 0, -1, '', 'inst:1')
+    const cancelled = await lease.call(key, 0, 0, -1, '', 'inst:1')
     expect([cancelled.granted, cancelled.slice, cancelled.free]).toEqual([true, 0, LIMIT - 19])
     expect(await counterOf(key, granted.windowIndex)).toBe(19)
-    await lease(redis, key, 0, 0, -1, '', 'inst:1') // twice: nothing more goes back
+    await lease.call(key, 0, 0, -1, '', 'inst:1') // twice: nothing more goes back
     expect(await counterOf(key, granted.windowIndex)).toBe(19)
     const [grants] = leaseGrantKeys(keySpace, policy, key).filter(
       (_, i, all) => all.length === 1 || i === granted.windowIndex % 2,
@@ -112,19 +112,19 @@ describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (al
 
   it('refuses the grant of a call cancelled before it ran', async () => {
     const key = freshKey()
-    const early = await lease(redis, key, 0, 0, -1, '', 'inst:7')
+    const early = await lease.call(key, 0, 0, -1, '', 'inst:7')
     expect(early.free).toBe(LIMIT)
-    const late = await lease(redis, key, 1, 0, -1, 'inst:7')
+    const late = await lease.call(key, 1, 0, -1, 'inst:7')
     expect([late.granted, late.slice, late.free]).toEqual([false, 0, LIMIT])
     expect(await counterOf(key, late.windowIndex)).toBe(0)
-    const other = await lease(redis, key, 1, 0, -1, 'inst:8')
+    const other = await lease.call(key, 1, 0, -1, 'inst:8')
     expect([other.granted, other.slice]).toEqual([true, 25])
   })
 
   it('ignores a give-back of a window that is over', async () => {
     const key = freshKey()
-    const first = await lease(redis, key, 1, 0, -1)
-    const stale = await lease(redis, key, 0, 10, first.windowIndex - 2)
+    const first = await lease.call(key, 1, 0, -1)
+    const stale = await lease.call(key, 0, 10, first.windowIndex - 2)
     expect(stale.free).toBe(75)
     expect(await counterOf(key, first.windowIndex)).toBe(25)
   })
@@ -132,20 +132,20 @@ describe.each(['fixedWindow', 'slidingWindow'] as const)('lease script, %s', (al
 
 describe('lease script, slidingWindow across windows', () => {
   const policy = policyOf('slidingWindow')
-  const lease = prepareLeaseScript(keySpace, policy, FRACTION)
+  const lease = new LeaseCalls(redis, keySpace, policy, FRACTION, 1)
 
   it("gives back to the previous window's counter, which weighs on the current estimate", async () => {
     const key = freshKey()
-    const probe = await lease(redis, key, 0, 0, -1)
+    const probe = await lease.call(key, 0, 0, -1)
     const index = probe.windowIndex
     const [even, odd] = rateLimitKeys(keySpace, policy, key) as [string, string]
     const prevKey = (index - 1) % 2 === 0 ? even : odd
     // the previous window left 80 units counted (as a lease of that window would have)
     await redis.set(prevKey, 80, 'PXAT', (index - 1) * WINDOW_MS + 2 * WINDOW_MS)
-    const before = await lease(redis, key, 0, 0, -1)
+    const before = await lease.call(key, 0, 0, -1)
     const weight = (WINDOW_MS - (before.nowMs - index * WINDOW_MS)) / WINDOW_MS
     expect(before.free).toBe(Math.floor(LIMIT - 80 * weight + 1e-9))
-    const after = await lease(redis, key, 0, 60, index - 1)
+    const after = await lease.call(key, 0, 60, index - 1)
     expect(Number(await redis.get(prevKey))).toBe(20)
     expect(after.free).toBeGreaterThanOrEqual(Math.floor(LIMIT - 20 * weight))
     expect(after.free).toBeGreaterThan(before.free)
@@ -153,7 +153,7 @@ describe('lease script, slidingWindow across windows', () => {
 
   it("cancels a grant of the previous window into that window's counter", async () => {
     const key = freshKey()
-    const probe = await lease(redis, key, 0, 0, -1)
+    const probe = await lease.call(key, 0, 0, -1)
     const index = probe.windowIndex
     const [even, odd] = rateLimitKeys(keySpace, policy, key) as [string, string]
     const [evenGrants, oddGrants] = leaseGrantKeys(keySpace, policy, key) as [string, string]
@@ -164,7 +164,7 @@ describe('lease script, slidingWindow across windows', () => {
     await redis.set(prevKey, 30, 'PXAT', prevExpiry)
     await redis.hset(prevGrants, 'inst:prev', 30)
     await redis.pexpireat(prevGrants, prevExpiry)
-    await lease(redis, key, 0, 0, -1, '', 'inst:prev')
+    await lease.call(key, 0, 0, -1, '', 'inst:prev')
     expect(Number(await redis.get(prevKey))).toBe(0)
     expect(await redis.hget(prevGrants, 'inst:prev')).toBe('x')
   })

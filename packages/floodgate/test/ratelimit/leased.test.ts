@@ -253,6 +253,7 @@ describe('leased mode while Redis is down', () => {
     const counter = rateLimitKeys(keySpace, limiter.policy, 'dropped')[0]!
     try {
       const decision = limiter.limit('dropped')
+      await new Promise((resolve) => setImmediate(resolve)) // the poll phase's batch of lease calls leaves
       blockLoop(DEADLINE_DEFAULTS.maxWaitMs + 300)
       const during = await decision
       expect([during.allowed, during.source]).toEqual([false, 'failClosed'])

@@ -44,6 +44,7 @@ describe('LuaScript reload after NOSCRIPT', () => {
       windowMs: 60_000,
       timeoutMs: 5000,
       fallback: 'failClosed',
+      batchMaxKeys: 1, // a script call per decision: concurrent calls, not one batch
     })
     await limiter.limit('warm') // the script is cached, then lost
     await flushScriptsAndStats()

@@ -1,8 +1,8 @@
-import { ScriptContractError } from '../../errors/index.js'
 import type { KeySpace } from '../../redis/key_space.js'
 import { LuaScript } from '../../redis/lua_script.js'
 import type { RedisClient } from '../../redis/types.js'
 import { limiterTag, stateSuffixes } from '../redis_scripts.js'
+import { type BatchItem, ScriptBatcher } from '../script_batch.js'
 import type { RateLimitAlgorithm, RateLimitPolicy } from '../types.js'
 
 /** The algorithms the leased mode runs: the window counters, whose quota is a count per aligned window. */
@@ -13,8 +13,8 @@ export const LEASED_ALGORITHMS: readonly LeasedAlgorithm[] = ['fixedWindow', 'sl
 
 // One literal URL per script: the build embeds each `.lua` file where its URL is written.
 const leaseScripts: Record<LeasedAlgorithm, LuaScript> = {
-  fixedWindow: new LuaScript(new URL('../lua/lease-fixed-window-2.lua', import.meta.url)),
-  slidingWindow: new LuaScript(new URL('../lua/lease-sliding-window-4.lua', import.meta.url)),
+  fixedWindow: new LuaScript(new URL('../lua/lease-fixed-window-n.lua', import.meta.url)),
+  slidingWindow: new LuaScript(new URL('../lua/lease-sliding-window-n.lua', import.meta.url)),
 }
 
 /** Key suffixes of the grants record (`lua/includes/lease-grants.lua`), after the counters' in each script's KEYS. */
@@ -50,56 +50,89 @@ export interface LeaseReply {
 }
 
 /**
- * One lease call: gives back `giveBack` units of the lease of window `giveBackIndex` (-1: none),
- * reserves a slice for `cost` and records it under `grantId` (`''`: not recorded). With
- * `cancelId` (cost and give-back 0) it cancels the call that carried that grant id instead: the
- * units that call reserved go back, once; if it has not run yet, it will reserve nothing.
+ * One limiter's lease calls, the calls of one event-loop poll phase sent as one script call
+ * ({@link ScriptBatcher}; policy arguments stringified once).
  */
-export type LeaseCall = (
-  client: RedisClient,
-  key: string,
-  cost: number,
-  giveBack: number,
-  giveBackIndex: number,
-  grantId?: string,
-  cancelId?: string,
-) => Promise<LeaseReply>
+export class LeaseCalls {
+  private readonly batcher: ScriptBatcher
+  private readonly taggedOf: (key: string) => string
 
-/**
- * Prepares one limiter's lease call (policy arguments stringified once).
- * The call rejects with StoreUnavailableError on a Redis or connection error and with
- * ScriptContractError if the reply is not seven integers.
- */
-export function prepareLeaseScript(keySpace: KeySpace, policy: RateLimitPolicy, fraction: number): LeaseCall {
-  const script = leaseScripts[policy.algorithm as LeasedAlgorithm]
-  const suffixes = [
-    ...stateSuffixes(policy.algorithm),
-    ...grantSuffixes[policy.algorithm as LeasedAlgorithm],
-  ].map((suffix) => `:${suffix}`)
-  const taggedOf = limiterTag(keySpace, policy)
-  const head = [String(policy.limit), String(policy.windowMs)]
-  const fractionArg = String(fraction)
-  const toReply = (reply: unknown): LeaseReply => leaseReplyOf(script.name, reply)
-  return (client, key, cost, giveBack, giveBackIndex, grantId = '', cancelId = '') => {
-    const tagged = taggedOf(key)
-    const argv: (string | number)[] = [script.sha1, script.numberOfKeys]
-    for (const suffix of suffixes) argv.push(tagged + suffix)
-    argv.push(head[0]!, head[1]!, cost, fractionArg, giveBack, giveBackIndex, grantId, cancelId)
-    return script.send(client, argv).then(toReply)
+  /**
+   * @param maxBatch most lease calls of one script call (1: a script call per lease call).
+   */
+  constructor(
+    redis: RedisClient,
+    keySpace: KeySpace,
+    policy: RateLimitPolicy,
+    fraction: number,
+    maxBatch: number,
+  ) {
+    const algorithm = policy.algorithm as LeasedAlgorithm
+    const script = leaseScripts[algorithm]
+    this.taggedOf = limiterTag(keySpace, policy)
+    this.batcher = new ScriptBatcher({
+      client: redis,
+      script,
+      suffixes: [...stateSuffixes(algorithm), ...grantSuffixes[algorithm]].map((suffix) => `:${suffix}`),
+      shared: [String(policy.limit), String(policy.windowMs), String(fraction)],
+      head: 2,
+      width: 5,
+      maxItems: maxBatch,
+      what: `lease ${policy.name}`,
+    })
+  }
+
+  /**
+   * One lease call: gives back `giveBack` units of the lease of window `giveBackIndex` (-1: none),
+   * reserves a slice for `cost` and records it under `grantId` (`''`: not recorded). With
+   * `cancelId` (cost and give-back 0) it cancels the call that carried that grant id instead: the
+   * units that call reserved go back, once; if it has not run yet, it will reserve nothing.
+   * Rejects with StoreUnavailableError on a Redis or connection error (however late: no deadline
+   * here) and with ScriptContractError if the reply breaks the script's contract.
+   */
+  call(
+    key: string,
+    cost: number,
+    giveBack: number,
+    giveBackIndex: number,
+    grantId = '',
+    cancelId = '',
+  ): Promise<LeaseReply> {
+    return new Promise((resolve, reject) =>
+      this.batcher.add(
+        this.taggedOf(key),
+        [cost, giveBack, giveBackIndex, grantId, cancelId],
+        new PendingLease(resolve, reject),
+      ),
+    )
+  }
+
+  /** Sends the queued lease calls now. */
+  flush(): void {
+    this.batcher.flush()
   }
 }
 
-function leaseReplyOf(scriptName: string, reply: unknown): LeaseReply {
-  if (!Array.isArray(reply) || reply.length !== 7 || !reply.every((n) => typeof n === 'number'))
-    throw new ScriptContractError(scriptName, reply)
-  const [granted, slice, free, resetAtMs, retryAfterMs, nowMs, windowIndex] = reply as number[]
-  return {
-    granted: granted === 1,
-    slice: slice!,
-    free: free!,
-    resetAtMs: resetAtMs!,
-    retryAfterMs: retryAfterMs!,
-    nowMs: nowMs!,
-    windowIndex: windowIndex!,
+/** One queued lease call: maps its part of the batch reply, `[granted, slice, free, resetAtMs, retryAfterMs]`. */
+class PendingLease implements BatchItem {
+  constructor(
+    private readonly resolve: (reply: LeaseReply) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  answered(reply: readonly number[], at: number): void {
+    this.resolve({
+      granted: reply[at] === 1,
+      slice: reply[at + 1]!,
+      free: reply[at + 2]!,
+      resetAtMs: reply[at + 3]!,
+      retryAfterMs: reply[at + 4]!,
+      nowMs: reply[0]!,
+      windowIndex: reply[1]!,
+    })
+  }
+
+  failed(error: unknown): void {
+    this.reject(error)
   }
 }

@@ -7,7 +7,7 @@ import type { KeySpace } from '../../redis/key_space.js'
 import type { RedisClient } from '../../redis/types.js'
 import type { BlockedCache } from '../blocked_cache.js'
 import type { RateLimitPolicy, RateLimitResult } from '../types.js'
-import { type LeaseCall, type LeaseReply, prepareLeaseScript } from './lease_script.js'
+import { LeaseCalls, type LeaseReply } from './lease_script.js'
 
 /** Options of {@link LeasedDecider}; see `RateLimiterOptions.lease` for the public ones. */
 export interface LeasedDeciderOptions {
@@ -18,6 +18,8 @@ export interface LeasedDeciderOptions {
   fraction: number
   /** Most leases held (LRU). */
   maxKeys: number
+  /** Most lease calls of one script call (the calls of one poll phase share one). */
+  maxBatch: number
   deadline: Deadline
   /** Names the limiter in timeout errors. */
   what: string
@@ -37,9 +39,9 @@ interface Lease {
   /** When the lease call's reply arrived (local): `nowMs` of an answer counts from it, so it is never ahead of Redis. */
   receivedAt: number
   /**
-   * When the slice dies (local): send time + (window end − grant time). The script ran after the
-   * call was sent, so this is at or before the window's end on the Redis clock: a slice is never
-   * spent in the next window.
+   * When the slice dies (local): queue time + (window end − grant time). The script ran after the
+   * call was queued (a batch leaves later, never earlier), so this is at or before the window's end
+   * on the Redis clock: a slice is never spent in the next window.
    */
   endsAt: number
 }
@@ -65,14 +67,15 @@ interface Lease {
 export class LeasedDecider {
   private readonly leases: LRUCache<string, Lease>
   private readonly pending = new Map<string, Promise<StoreUnavailableError | undefined>>()
-  private readonly call: LeaseCall
+  private readonly calls: LeaseCalls
   private readonly spanAttributes: Record<string, string>
   /** Grant ids are this prefix (random per decider) and a sequence number. */
   private readonly grantPrefix = `${randomBytes(6).toString('base64url')}:`
   private grants = 0
 
   constructor(private readonly options: LeasedDeciderOptions) {
-    this.call = prepareLeaseScript(options.keySpace, options.policy, options.fraction)
+    const { redis, keySpace, policy, fraction, maxBatch } = options
+    this.calls = new LeaseCalls(redis, keySpace, policy, fraction, maxBatch)
     this.spanAttributes = {
       'floodgate.policy': options.policy.name,
       'floodgate.algorithm': options.policy.algorithm,
@@ -86,13 +89,14 @@ export class LeasedDecider {
     })
   }
 
-  /** An answer from memory (a block, or the live slice), else undefined. Consumes `cost` from the slice. */
+  /** An answer from memory (the live slice, or a block), else undefined. Consumes `cost` from the slice. */
   local(key: string, cost: number): RateLimitResult | undefined {
     const { policy, blocked } = this.options
-    const block = blocked.check(key, policy, Date.now())
-    if (block) return block
     const lease = this.leases.get(key)
-    if (lease === undefined || lease.left < cost) return undefined
+    // a key holding a slice has no live block (a refused lease call took the slice away first,
+    // and no lease call leaves while a block lasts): one lookup on the hot path
+    if (lease === undefined) return blocked.check(key, policy, Date.now())
+    if (lease.left < cost) return undefined
     const now = performance.now()
     if (now >= lease.endsAt) return undefined
     lease.left -= cost
@@ -123,6 +127,11 @@ export class LeasedDecider {
       const answer = this.local(key, cost)
       if (answer) return answer
     }
+  }
+
+  /** Sends the queued lease calls now, so a command sent next runs after them. */
+  flush(): void {
+    this.calls.flush()
   }
 
   /** Forgets `key`'s slice and block (after its quota was reset in Redis). */
@@ -161,9 +170,9 @@ export class LeasedDecider {
     )
     const grantId = this.grantPrefix + ++this.grants
     try {
-      const { redis, deadline, what } = this.options
+      const { deadline, what } = this.options
       const sentAt = performance.now()
-      call = this.call(redis, key, cost, giveBack, giveBackIndex, grantId)
+      call = this.calls.call(key, cost, giveBack, giveBackIndex, grantId)
       const sent = call
       const reply = await inSpan('floodgate.ratelimit.decide', this.spanAttributes, () =>
         withinDeadline(sent, deadline, what),
@@ -220,8 +229,8 @@ export class LeasedDecider {
   /** Gives back the whole slice of a lease call whose reply came after its decision was answered without it. */
   private giveBackLate(key: string, late: LeaseReply): void {
     if (!late.granted || late.slice <= 0) return
-    const { redis, deadline, what } = this.options
-    withinDeadline(this.call(redis, key, 0, late.slice, late.windowIndex), deadline, what).catch(() => {})
+    const { deadline, what } = this.options
+    withinDeadline(this.calls.call(key, 0, late.slice, late.windowIndex), deadline, what).catch(() => {})
   }
 
   /**
@@ -231,15 +240,15 @@ export class LeasedDecider {
    * to expire with its window.
    */
   private cancelLost(key: string, grantId: string): void {
-    const { redis, deadline, what } = this.options
-    withinDeadline(this.call(redis, key, 0, 0, -1, '', grantId), deadline, what).catch(() => {})
+    const { deadline, what } = this.options
+    withinDeadline(this.calls.call(key, 0, 0, -1, '', grantId), deadline, what).catch(() => {})
   }
 
   /** Gives a live slice's unused units back (a lease call of cost 0); resolves with the units sent. */
   private async giveBack(key: string, lease: Lease): Promise<number> {
     if (lease.left <= 0) return 0 // a slice of a window past the previous one is dropped by the script
-    const { redis, deadline, what } = this.options
-    await withinDeadline(this.call(redis, key, 0, lease.left, lease.windowIndex), deadline, what)
+    const { deadline, what } = this.options
+    await withinDeadline(this.calls.call(key, 0, lease.left, lease.windowIndex), deadline, what)
     return lease.left
   }
 }

@@ -1,6 +1,6 @@
 --[[
-peek-fixed-window-1.lua: fixed window counter, read only (no unit consumed,
-nothing written). Same window rule as fixed-window-1.lua: a counter whose
+peek-fixed-window-n.lua: fixed window counter, read only (no unit consumed,
+nothing written). Same window rule as fixed-window-n.lua: a counter whose
 expiry is not this window's end is stale and counts as empty.
 
 KEYS[1]  counter of units admitted in the current window (string integer)

@@ -1,6 +1,6 @@
 --[[
-peek-gcra-1.lua: GCRA (Brandur Leach 2015), read only (no unit consumed,
-nothing written). Same state as gcra-1.lua: the key holds the theoretical
+peek-gcra-n.lua: GCRA (Brandur Leach 2015), read only (no unit consumed,
+nothing written). Same state as gcra-n.lua: the key holds the theoretical
 arrival time (TAT); a missing key is full capacity.
 
 KEYS[1]  theoretical arrival time (ms since epoch, decimal string)

@@ -1,7 +1,7 @@
 --[[
-peek-sliding-log-1.lua: sliding log, read only (no unit consumed, nothing
+peek-sliding-log-n.lua: sliding log, read only (no unit consumed, nothing
 written, expired entries left for the next decision to trim). Counts the
-entries of the last windowMs, as sliding-log-1.lua does after trimming.
+entries of the last windowMs, as sliding-log-n.lua does after trimming.
 
 KEYS[1]  sorted set of admitted units, score = admission time (ms since epoch)
 ARGV[1]  limit: units admitted per window (integer >= 1)

@@ -1,6 +1,6 @@
 --[[
 peek-sliding-window-2.lua: sliding window counter (Cloudflare 2017), read only
-(no unit consumed, nothing written). Same estimate as sliding-window-2.lua:
+(no unit consumed, nothing written). Same estimate as sliding-window-n.lua:
 previous window's count weighted by its remaining overlap, plus the current.
 
 KEYS[1]  counter of even-numbered windows (string integer)

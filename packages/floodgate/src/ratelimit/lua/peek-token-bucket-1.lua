@@ -1,6 +1,6 @@
 --[[
-peek-token-bucket-1.lua: token bucket, read only (no token taken, nothing
-written). Same state as token-bucket-1.lua: the key holds the time the bucket
+peek-token-bucket-n.lua: token bucket, read only (no token taken, nothing
+written). Same state as token-bucket-n.lua: the key holds the time the bucket
 is full again (fullAt, ms since epoch); a missing key is a full bucket.
 
 KEYS[1]  fullAt (decimal string)

@@ -9,7 +9,7 @@ export interface SlidingWindowState {
 }
 
 /**
- * Sliding window counter, the same rule as `lua/sliding-window-2.lua` (Cloudflare, 2017):
+ * Sliding window counter, the same rule as `lua/sliding-window-n.lua` (Cloudflare, 2017):
  * estimate = previous × (remaining overlap of the trailing window) + current; admit iff
  * estimate + cost ≤ limit. Windows aligned to multiples of `windowMs`.
  */

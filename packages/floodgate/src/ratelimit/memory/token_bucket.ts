@@ -8,7 +8,7 @@ export interface TokenBucketState {
 }
 
 /**
- * Token bucket, the same rule as `lua/token-bucket-1.lua`: capacity `burst`, refill
+ * Token bucket, the same rule as `lua/token-bucket-n.lua`: capacity `burst`, refill
  * `limit / windowMs` tokens per ms; a request takes `cost` tokens or nothing.
  * Mutates `state` only when admitting; returns the state to store (undefined = unchanged).
  */

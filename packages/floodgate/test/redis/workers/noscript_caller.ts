@@ -11,7 +11,8 @@ const redis = createRedisClient(url, { commandTimeoutMs: 5000 })
 await new Promise((resolve) => redis.once('ready', resolve))
 // a 5 s decision timeout: a loaded box must not turn the reload into a fallback answer
 const policy = { algorithm: 'slidingWindow', limit: 1000, windowMs: 60_000, timeoutMs: 5000 } as const
-const limiter = createRateLimiter({ redis, prefix, ...policy })
+// a script call per decision: concurrent calls racing the reload, not one batch
+const limiter = createRateLimiter({ redis, prefix, ...policy, batchMaxKeys: 1 })
 report({ ready: true })
 while ((await redis.exists(`${prefix}:go`)) === 0) await sleep(5)
 const results = await Promise.all(

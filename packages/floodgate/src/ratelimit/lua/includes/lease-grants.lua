@@ -12,8 +12,15 @@ arguments (its own header declares KEYS and ARGV).
 ]]
 
 -- Records grant `id` in the window whose hash is `key`: the units it reserved, or "x".
+-- A hash already naming this window only gains the field (a lease call per slice: one
+-- command, not three); one of another window is emptied first, a missing one armed.
 local function recordLeaseGrant(key, expiresAt, id, units)
-  if redis.call('PEXPIRETIME', key) ~= expiresAt then redis.call('DEL', key) end
+  local current = redis.call('PEXPIRETIME', key)
+  if current == expiresAt then
+    redis.call('HSET', key, id, units)
+    return
+  end
+  if current ~= -2 then redis.call('DEL', key) end
   redis.call('HSET', key, id, units)
   redis.call('PEXPIREAT', key, expiresAt)
 end
