@@ -1,5 +1,5 @@
 --[[
-peek-fixed-window-n.lua: fixed window counter, read only (no unit consumed,
+peek-fixed-window-1.lua: fixed window counter, read only (no unit consumed,
 nothing written). Same window rule as fixed-window-n.lua: a counter whose
 expiry is not this window's end is stale and counts as empty.
 

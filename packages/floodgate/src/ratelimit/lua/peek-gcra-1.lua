@@ -1,5 +1,5 @@
 --[[
-peek-gcra-n.lua: GCRA (Brandur Leach 2015), read only (no unit consumed,
+peek-gcra-1.lua: GCRA (Brandur Leach 2015), read only (no unit consumed,
 nothing written). Same state as gcra-n.lua: the key holds the theoretical
 arrival time (TAT); a missing key is full capacity.
 

@@ -1,5 +1,5 @@
 --[[
-peek-sliding-log-n.lua: sliding log, read only (no unit consumed, nothing
+peek-sliding-log-1.lua: sliding log, read only (no unit consumed, nothing
 written, expired entries left for the next decision to trim). Counts the
 entries of the last windowMs, as sliding-log-n.lua does after trimming.
 

@@ -1,5 +1,5 @@
 --[[
-peek-token-bucket-n.lua: token bucket, read only (no token taken, nothing
+peek-token-bucket-1.lua: token bucket, read only (no token taken, nothing
 written). Same state as token-bucket-n.lua: the key holds the time the bucket
 is full again (fullAt, ms since epoch); a missing key is a full bucket.
 
