@@ -1,5 +1,10 @@
 // One scenario in a closed loop, for profiling (`node --cpu-prof`) and quick A/B checks:
 //   node --conditions=floodgate-source --import tsx bench/ratelimit/profile.ts <algorithm|leased:algorithm|rlf|incr> [ms]
+// The leased mode's two paths apart (bench/ratelimit/run.ts mixes them; limit 1e9, not the defaults, so
+// that one path alone runs): `leased-slice:algorithm` (every key holds a slice before the measure, so
+// every decision is answered from it), `leased-renew:algorithm` (lease.fraction 1e-9: every slice is
+// the cost, so every decision is a lease call, as in the bench's renewal waves); `noop`: the closed
+// loop alone (key built, a resolved promise awaited), the floor of every row.
 // Prints decisions/s and client CPU µs/decision. env: REDIS_URL, BENCH_CONCURRENCY (64), BENCH_KEYS (10000),
 // REDIS_PID: pid of a redis-server on this machine (e.g. a private one) to also print its CPU µs/decision,
 // BENCH_BASELINE: path of another floodgate `src/index.ts` (e.g. an older commit's, from `git archive`) to measure instead.
@@ -41,20 +46,29 @@ if (which === 'rlf') {
     })
 } else if (which === 'incr') {
   op = (i) => redis.incr(`${prefix}:incr:${keyOf(i)}`)
+} else if (which === 'noop') {
+  op = async (i) => {
+    if ((await Promise.resolve(keyOf(i))) === '') throw new Error('no key')
+  }
 } else {
-  const leased = which.startsWith('leased:')
+  const [mode, algorithm] = which.includes(':') ? which.split(':') : ['exact', which]
+  const leased = mode !== 'exact'
   const limiter = createRateLimiter({
     redis,
     prefix: new KeySpace(prefix),
-    algorithm: (leased ? which.slice('leased:'.length) : which) as current.RateLimitAlgorithm,
-    limit: 100,
+    algorithm: algorithm as current.RateLimitAlgorithm,
+    limit: mode === 'leased' || !leased ? 100 : 1e9,
     windowMs: 60_000,
     timeoutMs: 5000,
     fallback: 'failClosed',
     ...(leased ? { mode: 'leased' as const } : {}),
+    ...(mode === 'leased-renew' ? { lease: { fraction: 1e-9 } } : {}),
   })
+  if (mode === 'leased-slice') for (let i = 0; i < keyCount; i++) await limiter.limit(keyOf(i))
   // a leased decision answered from the slice (or a cached refusal) makes no Redis call
-  const sources = new Set(leased ? ['redis', 'lease', 'blockedCache'] : ['redis'])
+  const sources = new Set(
+    mode === 'leased' ? ['redis', 'lease', 'blockedCache'] : mode === 'leased-slice' ? ['lease'] : ['redis'],
+  )
   op = async (i) => {
     const result = await limiter.limit(keyOf(i))
     if (!sources.has(result.source)) throw new Error(`decided by ${result.source}`)

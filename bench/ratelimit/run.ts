@@ -7,7 +7,7 @@
 //   BENCH_ROUNDS (5) interleaved rounds), BENCH_CONCURRENCY (64), BENCH_KEYS (10000),
 //   BENCH_BASELINE: path of another floodgate `src/index.ts` (e.g. an older commit's, extracted with
 //   `git archive <commit> packages/floodgate | tar -x -C /tmp/base`, plus a node_modules symlink) whose
-//   limiters run as extra "floodgate@baseline" scenarios in the same interleaved rounds;
+//   limiters (exact and leased) run as extra "floodgate@baseline" scenarios in the same interleaved rounds;
 //   BENCH_ONLY: a regular expression, only the scenarios whose name matches run (plus the RLF reference).
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -133,7 +133,12 @@ const allScenarios = [
     floodgateScenario('floodgate autopipelining', floodgate, algorithm, redisAutoPipelined),
   ),
   ...(baseline
-    ? ALGORITHMS.map((algorithm) => floodgateScenario('floodgate@baseline', baseline, algorithm))
+    ? [
+        ...ALGORITHMS.map((algorithm) => floodgateScenario('floodgate@baseline', baseline, algorithm)),
+        ...LEASED_ALGORITHMS.map((algorithm) =>
+          floodgateScenario('floodgate@baseline leased', baseline, algorithm, redis, 'leased'),
+        ),
+      ]
     : []),
 ]
 const scenarios = allScenarios.filter((s) => s.name === rlfName || only === undefined || only.test(s.name))

@@ -107,27 +107,53 @@ class PendingDecision implements BatchItem {
       policy: this.policy,
       source: 'redis',
     }
-    if (this.sink === undefined) {
-      this.resolve(result)
-      return
-    }
-    // a throwing listener fails this decision only, not the rest of the batch
-    try {
-      this.resolve(this.sink.fromRedis(this.key, this.cost, result))
-    } catch (error) {
-      this.reject(error)
-    }
+    answerThrough(this.sink, this.key, this.cost, result, this.resolve, this.reject)
   }
 
   failed(error: unknown): void {
-    if (this.sink === undefined || !(error instanceof StoreUnavailableError)) {
-      this.reject(error)
-      return
-    }
-    try {
-      this.resolve(this.sink.fromFallback(this.key, this.cost, error))
-    } catch (thrown) {
-      this.reject(thrown)
-    }
+    failThrough(this.sink, this.key, this.cost, error, this.resolve, this.reject)
+  }
+}
+
+/**
+ * Answers a decision with Redis's `result`: through `sink` if given (a throwing listener fails
+ * this decision only, not the rest of its batch), else as is.
+ */
+export function answerThrough(
+  sink: DecisionSink | undefined,
+  key: string,
+  cost: number,
+  result: RateLimitResult,
+  resolve: (result: RateLimitResult) => void,
+  reject: (error: unknown) => void,
+): void {
+  if (sink === undefined) {
+    resolve(result)
+    return
+  }
+  try {
+    resolve(sink.fromRedis(key, cost, result))
+  } catch (error) {
+    reject(error)
+  }
+}
+
+/** Fails a decision with `error`; with `sink`, its fallback answers a StoreUnavailableError instead. */
+export function failThrough(
+  sink: DecisionSink | undefined,
+  key: string,
+  cost: number,
+  error: unknown,
+  resolve: (result: RateLimitResult) => void,
+  reject: (error: unknown) => void,
+): void {
+  if (sink === undefined || !(error instanceof StoreUnavailableError)) {
+    reject(error)
+    return
+  }
+  try {
+    resolve(sink.fromFallback(key, cost, error))
+  } catch (thrown) {
+    reject(thrown)
   }
 }

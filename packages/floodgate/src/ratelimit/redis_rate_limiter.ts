@@ -189,6 +189,7 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
   const events = new RateLimiterEventEmitter()
   const spanName = 'floodgate.ratelimit.decide'
   const spanAttributes = { 'floodgate.policy': policy.name, 'floodgate.algorithm': policy.algorithm }
+  const leasedSpanAttributes = { ...spanAttributes, 'floodgate.mode': 'leased' }
   const what = `rate limiter ${policy.name} (${policy.algorithm})`
   const leased =
     mode === 'leased'
@@ -210,7 +211,9 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
   let started = false
 
   const decided = (key: string, result: RateLimitResult): RateLimitResult => {
-    events.emit('decision', { key, source: result.source, allowed: result.allowed })
+    // no event object per decision while nobody listens (the in-process answers' hot path)
+    if (events.listenerCount('decision') !== 0)
+      events.emit('decision', { key, source: result.source, allowed: result.allowed })
     return result
   }
   /** The fallback's answer after `error`, reported (events, `onStoreError`, throttled log). */
@@ -234,27 +237,29 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
     },
     fromFallback: fellBack,
   }
+  /** The leased mode's: its decider stores slices and blocks itself. */
+  const leasedSink: DecisionSink = {
+    fromRedis: (key, _cost, result) => decided(key, result),
+    fromFallback: fellBack,
+  }
   const orFallback = (key: string, cost: number, error: unknown): RateLimitResult => {
     if (!(error instanceof StoreUnavailableError)) throw error
     return fellBack(key, cost, error)
   }
   /** Redis's answer (or the fallback's) for a decision memory could not make. */
   const remote = (key: string, cost: number): Promise<RateLimitResult> => {
-    if (leased !== undefined)
-      return leased.decide(key, cost).then(
-        (result) => decided(key, result),
-        (error: unknown) => orFallback(key, cost, error),
-      )
-    const decider = exact as ExactDecider
+    const decider = (leased ?? exact) as ExactDecider | LeasedDecider
     if (!tracingOn())
-      return new Promise((resolve, reject) => decider.decide(key, cost, resolve, reject, sink))
+      return new Promise((resolve, reject) =>
+        decider.decide(key, cost, resolve, reject, leased === undefined ? sink : leasedSink),
+      )
     // traced: the span covers the Redis call alone and records its error, as before batching
     return inSpan(
       spanName,
-      spanAttributes,
+      leased === undefined ? spanAttributes : leasedSpanAttributes,
       () => new Promise<RateLimitResult>((resolve, reject) => decider.decide(key, cost, resolve, reject)),
     ).then(
-      (result) => sink.fromRedis(key, cost, result),
+      (result) => (leased === undefined ? sink : leasedSink).fromRedis(key, cost, result),
       (error: unknown) => orFallback(key, cost, error),
     )
   }

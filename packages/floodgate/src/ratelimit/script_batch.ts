@@ -17,6 +17,13 @@ export interface BatchItem {
    * the deadline), or ScriptContractError (the reply broke the script's contract).
    */
   failed(error: unknown): void
+  /**
+   * With `lateOutcomes`: the batch failed (`failed` was called) but its call answered later;
+   * this item's integers are `reply[at]` to `reply[at + width - 1]`.
+   */
+  answeredLate?(reply: readonly number[], at: number): void
+  /** With `lateOutcomes`: the batch failed and no valid reply will ever come (the call failed too). */
+  lost?(): void
 }
 
 /** What {@link ScriptBatcher} sends; units: ms for the deadline. */
@@ -43,6 +50,11 @@ export interface ScriptBatchOptions {
   deadline?: Deadline
   /** Names the caller in timeout errors. */
   what: string
+  /**
+   * After a failed batch, tell its items the call's own outcome once known (`answeredLate` or
+   * `lost`): a script that reserved something must be undone even when its reply came too late.
+   */
+  lateOutcomes?: boolean
 }
 
 class Batch {
@@ -143,6 +155,12 @@ export class ScriptBatcher {
     const answered = (reply: unknown) => this.answer(batch, reply)
     const failed = (error: unknown) => {
       for (const item of batch.items) item.failed(error)
+      // the call is still out past the deadline, or already failed (then `lost` follows at once)
+      if (this.o.lateOutcomes)
+        call.then(
+          (reply) => this.answerLate(batch, reply),
+          () => lostAll(batch),
+        )
     }
     if (deadline === undefined) call.then(answered, failed)
     else watchDeadline(call, deadline, what, answered, failed)
@@ -151,13 +169,34 @@ export class ScriptBatcher {
   private answer(batch: Batch, reply: unknown): void {
     const { head, width, script } = this.o
     const { items } = batch
-    if (!Array.isArray(reply) || reply.length !== head + width * items.length || !reply.every(isNumber)) {
+    if (!this.valid(batch, reply)) {
       const error = new ScriptContractError(script.name, reply)
       for (const item of items) item.failed(error)
+      if (this.o.lateOutcomes) lostAll(batch)
       return
     }
     for (let i = 0; i < items.length; i++) items[i]!.answered(reply as number[], head + i * width)
   }
+
+  /** The reply of a batch whose items were already failed. */
+  private answerLate(batch: Batch, reply: unknown): void {
+    if (!this.valid(batch, reply)) {
+      lostAll(batch)
+      return
+    }
+    const { head, width } = this.o
+    const { items } = batch
+    for (let i = 0; i < items.length; i++) items[i]!.answeredLate?.(reply as number[], head + i * width)
+  }
+
+  private valid(batch: Batch, reply: unknown): reply is number[] {
+    const { head, width } = this.o
+    return Array.isArray(reply) && reply.length === head + width * batch.items.length && reply.every(isNumber)
+  }
+}
+
+function lostAll(batch: Batch): void {
+  for (const item of batch.items) item.lost?.()
 }
 
 function isNumber(value: unknown): value is number {

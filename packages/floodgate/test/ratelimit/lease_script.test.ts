@@ -1,8 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest'
+import { RedisTimeoutError } from '../../src/deadline/index.js'
 import { KeySpace, type RateLimitPolicy, rateLimitKeys } from '../../src/index.js'
-import { LeaseCalls, leaseGrantKeys } from '../../src/ratelimit/lease/lease_script.js'
+import { LeaseCalls, leaseGrantKeys, leaseReply } from '../../src/ratelimit/lease/lease_script.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
+import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
 
 // The lease scripts on their own (lua/lease-*.lua): slice sizing, reservation in the window
 // counter, refusal, give-back to the current and previous window, stale give-backs ignored,
@@ -167,5 +170,40 @@ describe('lease script, slidingWindow across windows', () => {
     await lease.call(key, 0, 0, -1, '', 'inst:prev')
     expect(Number(await redis.get(prevKey))).toBe(0)
     expect(await redis.hget(prevGrants, 'inst:prev')).toBe('x')
+  })
+})
+
+describe('lease calls under a deadline', () => {
+  it('fail the batch past the deadline, then hand each item its late reply', async () => {
+    const server = await PrivateRedis.start()
+    const client = await privateRedisClient(server)
+    const admin = new Redis(server.port, '127.0.0.1')
+    try {
+      const policy = policyOf('fixedWindow')
+      const lease = new LeaseCalls(client, keySpace, policy, FRACTION, 16, { timeoutMs: 50, maxWaitMs: 2000 })
+      await lease.call('warm', 0, 0, -1) // the script in Redis's cache: the paused call is one EVALSHA
+      const outcomes: string[] = []
+      const late: number[] = []
+      const item = (key: string) => ({
+        answered: () => outcomes.push(`${key}: answered`),
+        failed: (error: unknown) =>
+          outcomes.push(`${key}: ${error instanceof RedisTimeoutError ? 'timeout' : error}`),
+        answeredLate: (reply: readonly number[], at: number) => late.push(leaseReply(reply, at).slice),
+        lost: () => outcomes.push(`${key}: lost`),
+      })
+      await admin.client('PAUSE', 400, 'ALL') // a stalled Redis: the script runs when it resumes
+      lease.add('a', 1, 0, -1, '', item('a'))
+      lease.add('b', 4, 0, -1, '', item('b'))
+      await sleep(200)
+      expect(outcomes).toEqual(['a: timeout', 'b: timeout'])
+      await sleep(600)
+      // the slices the script reserved after the pause, so the caller can give them back
+      expect(late).toEqual([25, 25])
+      expect(outcomes).toHaveLength(2) // neither answered nor lost on top
+    } finally {
+      admin.disconnect()
+      client.disconnect()
+      await server.destroy()
+    }
   })
 })

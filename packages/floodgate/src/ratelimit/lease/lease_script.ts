@@ -1,3 +1,4 @@
+import type { Deadline } from '../../deadline/index.js'
 import type { KeySpace } from '../../redis/key_space.js'
 import { LuaScript } from '../../redis/lua_script.js'
 import type { RedisClient } from '../../redis/types.js'
@@ -51,7 +52,7 @@ export interface LeaseReply {
 
 /**
  * One limiter's lease calls, the calls of one event-loop poll phase sent as one script call
- * ({@link ScriptBatcher}; policy arguments stringified once).
+ * ({@link ScriptBatcher}; policy arguments stringified once), one deadline watching the call.
  */
 export class LeaseCalls {
   private readonly batcher: ScriptBatcher
@@ -59,6 +60,10 @@ export class LeaseCalls {
 
   /**
    * @param maxBatch most lease calls of one script call (1: a script call per lease call).
+   * @param deadline watches each script call (ms; see `watchDeadline`); without it a call waits
+   *   for its reply however late. An item failed by it still hears the call's late outcome
+   *   ({@link BatchItem.answeredLate}, {@link BatchItem.lost}).
+   * @param what names the limiter in timeout errors.
    */
   constructor(
     redis: RedisClient,
@@ -66,6 +71,8 @@ export class LeaseCalls {
     policy: RateLimitPolicy,
     fraction: number,
     maxBatch: number,
+    deadline?: Deadline,
+    what = `lease ${policy.name}`,
   ) {
     const algorithm = policy.algorithm as LeasedAlgorithm
     const script = leaseScripts[algorithm]
@@ -78,8 +85,26 @@ export class LeaseCalls {
       head: 2,
       width: 5,
       maxItems: maxBatch,
-      what: `lease ${policy.name}`,
+      ...(deadline === undefined ? {} : { deadline }),
+      what,
+      lateOutcomes: true,
     })
+  }
+
+  /**
+   * Queues one lease call (arguments as {@link call}'s, no cancel) answered to `item`: its
+   * integers are `[granted, slice, free, resetAtMs, retryAfterMs]` at `at`, after the batch's
+   * head `[nowMs, windowIndex]` (see {@link leaseReply}).
+   */
+  add(
+    key: string,
+    cost: number,
+    giveBack: number,
+    giveBackIndex: number,
+    grantId: string,
+    item: BatchItem,
+  ): void {
+    this.batcher.add(this.taggedOf(key), [cost, giveBack, giveBackIndex, grantId, ''], item)
   }
 
   /**
@@ -87,8 +112,9 @@ export class LeaseCalls {
    * reserves a slice for `cost` and records it under `grantId` (`''`: not recorded). With
    * `cancelId` (cost and give-back 0) it cancels the call that carried that grant id instead: the
    * units that call reserved go back, once; if it has not run yet, it will reserve nothing.
-   * Rejects with StoreUnavailableError on a Redis or connection error (however late: no deadline
-   * here) and with ScriptContractError if the reply breaks the script's contract.
+   * Rejects with StoreUnavailableError on a Redis or connection error, or past the deadline given
+   * to the constructor (RedisTimeoutError), and with ScriptContractError if the reply breaks the
+   * script's contract.
    */
   call(
     key: string,
@@ -121,18 +147,23 @@ class PendingLease implements BatchItem {
   ) {}
 
   answered(reply: readonly number[], at: number): void {
-    this.resolve({
-      granted: reply[at] === 1,
-      slice: reply[at + 1]!,
-      free: reply[at + 2]!,
-      resetAtMs: reply[at + 3]!,
-      retryAfterMs: reply[at + 4]!,
-      nowMs: reply[0]!,
-      windowIndex: reply[1]!,
-    })
+    this.resolve(leaseReply(reply, at))
   }
 
   failed(error: unknown): void {
     this.reject(error)
+  }
+}
+
+/** One lease call's answer in a batch reply: its integers at `at`, the batch's head at 0 and 1. */
+export function leaseReply(reply: readonly number[], at: number): LeaseReply {
+  return {
+    granted: reply[at] === 1,
+    slice: reply[at + 1]!,
+    free: reply[at + 2]!,
+    resetAtMs: reply[at + 3]!,
+    retryAfterMs: reply[at + 4]!,
+    nowMs: reply[0]!,
+    windowIndex: reply[1]!,
   }
 }

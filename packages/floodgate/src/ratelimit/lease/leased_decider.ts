@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
-import { type Deadline, withinDeadline } from '../../deadline/index.js'
+import type { Deadline } from '../../deadline/index.js'
 import { StoreUnavailableError } from '../../errors/index.js'
-import { inSpan } from '../../observability/index.js'
 import type { KeySpace } from '../../redis/key_space.js'
 import type { RedisClient } from '../../redis/types.js'
 import type { BlockedCache } from '../blocked_cache.js'
+import { answerThrough, type DecisionSink, failThrough } from '../exact_decider.js'
+import type { BatchItem } from '../script_batch.js'
 import type { RateLimitPolicy, RateLimitResult } from '../types.js'
-import { LeaseCalls, type LeaseReply } from './lease_script.js'
+import { LeaseCalls, type LeaseReply, leaseReply } from './lease_script.js'
 
 /** Options of {@link LeasedDecider}; see `RateLimiterOptions.lease` for the public ones. */
 export interface LeasedDeciderOptions {
@@ -52,7 +53,10 @@ interface Lease {
  *
  * - A decision the key's live slice covers is answered in-process (`source: 'lease'`).
  * - Otherwise one lease call gives back what is left of the old slice and reserves a new one;
- *   concurrent decisions on the key wait for that call instead of sending their own.
+ *   concurrent decisions on the key wait for that call instead of sending their own. The lease
+ *   calls of one poll phase share one script call and one deadline ({@link LeaseCalls}); a
+ *   decision waiting for Redis costs an entry in that batch and the caller's promise, no promise
+ *   or closure of its own.
  * - A refusal with nothing left is remembered until its retry time (`blocked`).
  * - A slice is spent only inside its aligned window; its unused units are given back with the
  *   next lease call of the key, on eviction, or by {@link release}, else they expire with the
@@ -66,21 +70,16 @@ interface Lease {
  */
 export class LeasedDecider {
   private readonly leases: LRUCache<string, Lease>
-  private readonly pending = new Map<string, Promise<StoreUnavailableError | undefined>>()
+  /** Each key's lease call in flight: concurrent decisions on the key wait for it. */
+  private readonly pending = new Map<string, LeaseCall>()
   private readonly calls: LeaseCalls
-  private readonly spanAttributes: Record<string, string>
   /** Grant ids are this prefix (random per decider) and a sequence number. */
   private readonly grantPrefix = `${randomBytes(6).toString('base64url')}:`
   private grants = 0
 
   constructor(private readonly options: LeasedDeciderOptions) {
-    const { redis, keySpace, policy, fraction, maxBatch } = options
-    this.calls = new LeaseCalls(redis, keySpace, policy, fraction, maxBatch)
-    this.spanAttributes = {
-      'floodgate.policy': options.policy.name,
-      'floodgate.algorithm': options.policy.algorithm,
-      'floodgate.mode': 'leased',
-    }
+    const { redis, keySpace, policy, fraction, maxBatch, deadline, what } = options
+    this.calls = new LeaseCalls(redis, keySpace, policy, fraction, maxBatch, deadline, what)
     this.leases = new LRUCache<string, Lease>({
       max: options.maxKeys,
       disposeAfter: (lease, key, reason) => {
@@ -114,19 +113,22 @@ export class LeasedDecider {
   }
 
   /**
-   * Decides with Redis's help: waits for a lease call of the key already in flight, else sends one.
-   * @throws {StoreUnavailableError} when Redis is unreachable or slower than the deadline (the
-   *   limiter's fallback answers).
+   * Decides with Redis's help: joins the lease call of the key already in flight, else queues one.
+   * With `sink`, `resolve` gets the limiter's answer (Redis's or the slice's, or the fallback's
+   * after a StoreUnavailableError) and `reject` only other errors; without, `resolve` gets the
+   * decider's answer and `reject` any error: StoreUnavailableError when Redis is unreachable or
+   * slower than the deadline, ScriptContractError when a reply breaks the script's contract.
    */
-  async decide(key: string, cost: number): Promise<RateLimitResult> {
-    for (;;) {
-      const inFlight = this.pending.get(key)
-      if (inFlight === undefined) return this.renew(key, cost)
-      const error = await inFlight
-      if (error) throw error
-      const answer = this.local(key, cost)
-      if (answer) return answer
-    }
+  decide(
+    key: string,
+    cost: number,
+    resolve: (result: RateLimitResult) => void,
+    reject: (error: unknown) => void,
+    sink?: DecisionSink,
+  ): void {
+    const inFlight = this.pending.get(key)
+    if (inFlight === undefined) this.renew(key, cost, resolve, reject, sink)
+    else inFlight.wait({ cost, resolve, reject, sink })
   }
 
   /** Sends the queued lease calls now, so a command sent next runs after them. */
@@ -152,47 +154,59 @@ export class LeasedDecider {
     return given.reduce((sum, units) => sum + units, 0)
   }
 
-  /** Sends a lease call for `key` and answers this decision from it; waiters see its outcome. */
-  private async renew(key: string, cost: number): Promise<RateLimitResult> {
+  /** Queues a lease call for `key` that answers this decision; decisions asked meanwhile wait for it. */
+  private renew(
+    key: string,
+    cost: number,
+    resolve: (result: RateLimitResult) => void,
+    reject: (error: unknown) => void,
+    sink: DecisionSink | undefined,
+  ): void {
     const old = this.leases.get(key)
     // the old slice (dead, or short of `cost`) goes back with this call; if the call fails its
     // units are lost until the window ends, never counted twice
     if (old !== undefined) this.leases.delete(key)
     const giveBack = old !== undefined && old.left > 0 ? old.left : 0
     const giveBackIndex = giveBack > 0 ? (old as Lease).windowIndex : -1
-    let settle: (error: StoreUnavailableError | undefined) => void = () => {}
-    let call: Promise<LeaseReply> | undefined
-    this.pending.set(
-      key,
-      new Promise((resolve) => {
-        settle = resolve
-      }),
-    )
     const grantId = this.grantPrefix + ++this.grants
-    try {
-      const { deadline, what } = this.options
-      const sentAt = performance.now()
-      call = this.calls.call(key, cost, giveBack, giveBackIndex, grantId)
-      const sent = call
-      const reply = await inSpan('floodgate.ratelimit.decide', this.spanAttributes, () =>
-        withinDeadline(sent, deadline, what),
-      )
-      const result = this.apply(key, cost, reply, sentAt)
-      settle(undefined)
-      return result
-    } catch (error) {
-      // past the deadline the script may still run (a stalled Redis resumes): its slice would sit
-      // reserved until the window ends, refusing others, so it goes back as soon as it is known;
-      // if the reply itself is lost (the client's commandTimeout fired while this process was
-      // blocked, or the connection dropped), the grant is cancelled by its id
-      call?.then(
-        (late) => this.giveBackLate(key, late),
-        () => this.cancelLost(key, grantId),
-      )
-      settle(error instanceof StoreUnavailableError ? error : undefined)
-      throw error
-    } finally {
-      this.pending.delete(key)
+    const call = new LeaseCall(this, key, cost, performance.now(), grantId, resolve, reject, sink)
+    this.pending.set(key, call)
+    this.calls.add(key, cost, giveBack, giveBackIndex, grantId, call)
+  }
+
+  /** A lease call answered: stores its slice, answers its decision, then the decisions that waited. */
+  answered(call: LeaseCall, reply: LeaseReply): void {
+    const { key } = call
+    this.pending.delete(key)
+    answer(call, key, this.apply(key, call.cost, reply, call.sentAt))
+    const waiters = call.waiters
+    if (waiters === undefined) return
+    for (const waiter of waiters) {
+      const local = this.local(key, waiter.cost)
+      if (local !== undefined) answer(waiter, key, local)
+      else this.decide(key, waiter.cost, waiter.resolve, waiter.reject, waiter.sink)
+    }
+  }
+
+  /**
+   * A lease call failed (Redis error, deadline, broken reply): a store error is every waiting
+   * decision's (the fallback answers); after any other error the waiters try again.
+   */
+  failed(call: LeaseCall, error: unknown): void {
+    const { key } = call
+    this.pending.delete(key)
+    fail(call, key, error)
+    const waiters = call.waiters
+    if (waiters === undefined) return
+    const outage = error instanceof StoreUnavailableError
+    for (const waiter of waiters) {
+      if (outage) {
+        fail(waiter, key, error)
+        continue
+      }
+      const local = this.local(key, waiter.cost)
+      if (local !== undefined) answer(waiter, key, local)
+      else this.decide(key, waiter.cost, waiter.resolve, waiter.reject, waiter.sink)
     }
   }
 
@@ -226,29 +240,87 @@ export class LeasedDecider {
     return answer
   }
 
-  /** Gives back the whole slice of a lease call whose reply came after its decision was answered without it. */
-  private giveBackLate(key: string, late: LeaseReply): void {
+  /**
+   * Gives back the whole slice of a lease call whose reply came after its decision was answered
+   * without it: past the deadline the script may still run (a stalled Redis resumes), and its
+   * slice would sit reserved until the window ends, refusing others.
+   */
+  giveBackLate(key: string, late: LeaseReply): void {
     if (!late.granted || late.slice <= 0) return
-    const { deadline, what } = this.options
-    withinDeadline(this.calls.call(key, 0, late.slice, late.windowIndex), deadline, what).catch(() => {})
+    this.calls.call(key, 0, late.slice, late.windowIndex).catch(() => {})
   }
 
   /**
-   * Cancels the grant of a lease call whose reply never reached this process: sent later, so on
-   * one connection it runs after that call if that call ran at all; if it did not, the script
-   * refuses the grant should it still run. Best effort: a cancel that fails too leaves the slice
-   * to expire with its window.
+   * Cancels the grant of a lease call whose reply never reached this process (the client's
+   * commandTimeout fired while this process was blocked, or the connection dropped): sent later,
+   * so on one connection it runs after that call if that call ran at all; if it did not, the
+   * script refuses the grant should it still run. Best effort: a cancel that fails too leaves the
+   * slice to expire with its window.
    */
-  private cancelLost(key: string, grantId: string): void {
-    const { deadline, what } = this.options
-    withinDeadline(this.calls.call(key, 0, 0, -1, '', grantId), deadline, what).catch(() => {})
+  cancelLost(key: string, grantId: string): void {
+    this.calls.call(key, 0, 0, -1, '', grantId).catch(() => {})
   }
 
   /** Gives a live slice's unused units back (a lease call of cost 0); resolves with the units sent. */
   private async giveBack(key: string, lease: Lease): Promise<number> {
     if (lease.left <= 0) return 0 // a slice of a window past the previous one is dropped by the script
-    const { deadline, what } = this.options
-    await withinDeadline(this.calls.call(key, 0, lease.left, lease.windowIndex), deadline, what)
+    await this.calls.call(key, 0, lease.left, lease.windowIndex)
     return lease.left
+  }
+}
+
+/** A decision to answer: its cost and where its answer goes (see {@link LeasedDecider.decide}). */
+interface Decision {
+  readonly cost: number
+  readonly resolve: (result: RateLimitResult) => void
+  readonly reject: (error: unknown) => void
+  readonly sink: DecisionSink | undefined
+}
+
+/** Answers `decision` with `result`, through its sink. */
+function answer(decision: Decision, key: string, result: RateLimitResult): void {
+  answerThrough(decision.sink, key, decision.cost, result, decision.resolve, decision.reject)
+}
+
+/** Fails `decision` with `error`: its sink's fallback answers a store error. */
+function fail(decision: Decision, key: string, error: unknown): void {
+  failThrough(decision.sink, key, decision.cost, error, decision.resolve, decision.reject)
+}
+
+/** One key's lease call in flight, with the decision that sent it and those waiting for it. */
+class LeaseCall implements BatchItem, Decision {
+  waiters: Decision[] | undefined
+
+  constructor(
+    private readonly decider: LeasedDecider,
+    readonly key: string,
+    readonly cost: number,
+    /** `performance.now()` when the call was queued (ms): a slice's life counts from it. */
+    readonly sentAt: number,
+    readonly grantId: string,
+    readonly resolve: (result: RateLimitResult) => void,
+    readonly reject: (error: unknown) => void,
+    readonly sink: DecisionSink | undefined,
+  ) {}
+
+  wait(decision: Decision): void {
+    if (this.waiters === undefined) this.waiters = [decision]
+    else this.waiters.push(decision)
+  }
+
+  answered(reply: readonly number[], at: number): void {
+    this.decider.answered(this, leaseReply(reply, at))
+  }
+
+  failed(error: unknown): void {
+    this.decider.failed(this, error)
+  }
+
+  answeredLate(reply: readonly number[], at: number): void {
+    this.decider.giveBackLate(this.key, leaseReply(reply, at))
+  }
+
+  lost(): void {
+    this.decider.cancelLost(this.key, this.grantId)
   }
 }

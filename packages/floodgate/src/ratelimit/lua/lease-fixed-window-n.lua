@@ -70,17 +70,15 @@ local function settle(counterKey, grantsKey, cost, giveBack, giveBackIndex, gran
   if cost == 0 then return 1, 0, free, windowEnd, 0 end
   if cost > limit then return 0, 0, free, windowEnd, -1 end
   if cost > free then return 0, 0, free, windowEnd, windowEnd - now end
-  if grantId ~= '' and leaseGrantCancelled(grantsKey, windowEnd, grantId) then
+  local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
+  if grantId ~= '' and not claimLeaseGrant(grantsKey, windowEnd, grantId, slice) then
     return 0, 0, free, windowEnd, 0
   end
-
-  local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
   if expiresAt == windowEnd then
     redis.call('INCRBY', counterKey, slice)
   else
     redis.call('SET', counterKey, slice, 'PXAT', windowEnd)
   end
-  if grantId ~= '' then recordLeaseGrant(grantsKey, windowEnd, grantId, slice) end
   return 1, slice, free - slice, windowEnd, 0
 end
 

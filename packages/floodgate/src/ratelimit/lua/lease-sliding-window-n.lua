@@ -92,13 +92,11 @@ local function settle(keys, cost, giveBack, giveBackIndex, grantId, cancelId)
     local retryAfter = slidingWindowRetryAfter(cur, prev, cost, limit, start, window, now)
     return 0, 0, free, slidingWindowResetAt(cur, prev, start, window, now), retryAfter
   end
-  if grantId ~= '' and leaseGrantCancelled(curGrants, start + 2 * window, grantId) then
+  local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
+  if grantId ~= '' and not claimLeaseGrant(curGrants, start + 2 * window, grantId, slice) then
     return 0, 0, free, slidingWindowResetAt(cur, prev, start, window, now), 0
   end
-
-  local slice = math.min(free, math.max(cost, math.ceil(free * fraction - 1e-9)))
   cur = slidingWindowAdd(curKey, curExpiry, slice, start + 2 * window)
-  if grantId ~= '' then recordLeaseGrant(curGrants, start + 2 * window, grantId, slice) end
   return 1, slice, free - slice, slidingWindowResetAt(cur, prev, start, window, now), 0
 end
 
