@@ -10,4 +10,6 @@ export const INTERACTION_DEFAULTS = {
 export const REPLICATED_WRITE_DEFAULTS = {
   /** Most writes in one node's batch (one pipeline, one WAIT). */
   batchMax: 128,
+  /** Pause (ms) before resending a write refused with CLUSTERDOWN or TRYAGAIN (ioredis' default too). */
+  clusterDownRetryMs: 100,
 } as const

@@ -40,7 +40,9 @@ interface Lane {
  * for it, and if it fell short they are refused without running (the node has too few replicas
  * now), so a write answers within about `timeoutMs`. A command timeout closes only that node's
  * connection (its queued commands are then dropped by Redis, never run after their caller was
- * told they failed).
+ * told they failed). A write Redis refused before running it (NOSCRIPT, MOVED, ASK; CLUSTERDOWN
+ * and TRYAGAIN after a 100 ms pause: a cluster refuses every command from a master's failure to
+ * its replica's promotion) is sent again until the client's command timeout has passed.
  */
 export class ReplicatedWrites {
   private readonly redis: RedisClient
@@ -181,6 +183,7 @@ export class ReplicatedWrites {
     }
     const short = waitError === null && typeof acknowledged === 'number' && acknowledged < this.wait.replicas
     const again: PendingWrite[] = []
+    const later: PendingWrite[] = []
     let refresh = false
     batch.forEach((write, i) => {
       const [error, reply] = results[loading.length + i] ?? [new Error('no reply')]
@@ -193,6 +196,7 @@ export class ReplicatedWrites {
             write.reject(
               new ReplicationTimeoutError(acknowledged as number, this.wait.replicas, this.wait.timeoutMs),
             )
+          else if (refused === 'down') later.push(write)
           else again.push(write)
           return
         }
@@ -219,6 +223,12 @@ export class ReplicatedWrites {
     }
     if (refresh) await this.refreshSlots()
     for (const write of again.reverse()) this.enqueue(write, true)
+    if (later.length > 0) {
+      setTimeout(() => {
+        void this.refreshSlots() // the promoted replica serves the failed master's slots
+        for (const write of later) this.enqueue(write)
+      }, REPLICATED_WRITE_DEFAULTS.clusterDownRetryMs).unref()
+    }
   }
 
   /** Refreshes the cluster client's slot map (one refresh at a time); a no-op on a single node. */
@@ -243,10 +253,12 @@ function scriptCommand(write: PendingWrite, client: RedisClient): Command {
 }
 
 /** Why Redis refused a command before running it (retrying it is safe), or undefined. */
-function refusedBeforeRun(error: Error): 'noscript' | 'moved' | undefined {
+function refusedBeforeRun(error: Error): 'noscript' | 'moved' | 'down' | undefined {
   const message = error.message
   if (message.startsWith('NOSCRIPT')) return 'noscript'
   if (message.startsWith('MOVED ') || message.startsWith('ASK ')) return 'moved'
+  // the cluster refuses every command until a failed master's replica is promoted
+  if (message.startsWith('CLUSTERDOWN') || message.startsWith('TRYAGAIN')) return 'down'
   return undefined
 }
 
