@@ -184,13 +184,14 @@ export class ReplicatedWrites {
     const short = waitError === null && typeof acknowledged === 'number' && acknowledged < this.wait.replicas
     const again: PendingWrite[] = []
     const later: PendingWrite[] = []
-    let refresh = false
+    let moved = false
+    let lost = false
     batch.forEach((write, i) => {
       const [error, reply] = results[loading.length + i] ?? [new Error('no reply')]
       if (error) {
         const refused = refusedBeforeRun(error)
         if (refused === 'noscript') lane.loaded.delete(write.script.sha1)
-        if (refused === 'moved') refresh = true
+        if (refused === 'moved') moved = true
         if (refused !== undefined && Date.now() < write.deadline) {
           if (short)
             write.reject(
@@ -200,7 +201,7 @@ export class ReplicatedWrites {
           else again.push(write)
           return
         }
-        if (isConnectionError(error)) refresh = true
+        if (isConnectionError(error)) lost = true
         write.reject(toStoreError(write.script.name, error))
       } else if (waitError) {
         write.reject(toStoreError('WAIT', waitError))
@@ -221,8 +222,14 @@ export class ReplicatedWrites {
       )
       for (const write of lane.queue.splice(0)) write.reject(error)
     }
-    if (refresh) await this.refreshSlots()
-    for (const write of again.reverse()) this.enqueue(write, true)
+    // never hold the lane for a refresh: with a dead node in the map it can take the client's
+    // slotsRefreshTimeout (1 s) per attempt, and the writes queued here would wait for it
+    const resend = () => {
+      for (const write of again.reverse()) this.enqueue(write, true)
+    }
+    if (moved) void this.refreshSlots().then(resend)
+    else resend()
+    if (lost && !moved) void this.refreshSlots()
     if (later.length > 0) {
       setTimeout(() => {
         void this.refreshSlots() // the promoted replica serves the failed master's slots
