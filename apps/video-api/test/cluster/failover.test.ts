@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort, TEST_DATABASE_URL, until } from '@floodgate/test-support'
+import { byPhase, FAILOVER_PHASES, freePort, TEST_DATABASE_URL, until } from '@floodgate/test-support'
 import { InteractionKeys } from 'floodgate'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
@@ -397,18 +397,12 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
       // ---- per phase (issue 29), cut by answer time: healthy shards never refuse a write; the
       // failed shard answers 503 quickly, never after the 2 s cap (REDIS_MAX_WAIT_MS)
       const endAt = Date.now() - t0
-      const phases = [
-        ['before the kill', 0, killedAt],
-        ['until the promotion', killedAt, okAt],
-        ['until the replica is back', okAt, replicaAt],
-        ['after', replicaAt, endAt],
-      ] as const
-      const table = phases.map(([name, from, to]) => {
-        const inPhase = writes.filter((w) => w.atMs + w.ms >= from && w.atMs + w.ms < to)
+      const phases = byPhase(writes, FAILOVER_PHASES, [killedAt, okAt, replicaAt], endAt)
+      const table = phases.map(({ phase, samples: inPhase }) => {
         const side = (victim: boolean) => inPhase.filter((w) => w.onVictim === victim)
         return {
-          name,
-          ms: to - from,
+          name: phase.name,
+          ms: phase.toMs - phase.fromMs,
           healthy: `${side(false).filter((w) => w.acked).length} acked, ${side(false).filter((w) => !w.acked).length} refused, slowest ${Math.max(0, ...side(false).map((w) => w.ms))} ms`,
           failed: `${side(true).filter((w) => w.acked).length} acked, ${side(true).filter((w) => !w.acked).length} refused, slowest ${Math.max(0, ...side(true).map((w) => w.ms))} ms`,
           healthyRefused: side(false).filter((w) => !w.acked).length,

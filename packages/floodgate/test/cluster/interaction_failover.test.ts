@@ -14,6 +14,7 @@
 // The nodes run at hz 100: Redis times WAIT out on its server cron (1000/hz ms late at most),
 // so the bound measures what floodgate adds. About 30 s.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { byPhase, FAILOVER_PHASES } from '@floodgate/test-support'
 import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import {
@@ -205,19 +206,13 @@ it('a master failover: healthy shards never fail, the failed shard answers in ti
     const endAt = Date.now() - t0
     await flushWatch
 
-    const phases = [
-      ['before the kill', 0, killedAt],
-      ['until the promotion', killedAt, promotedAt],
-      ['until the replica is back', promotedAt, replicaAt],
-      ['after', replicaAt, endAt],
-    ] as const
-    const table = phases.map(([name, from, to]) => {
-      const inPhase = samples.filter((s) => s.atMs + s.ms >= from && s.atMs + s.ms < to) // by answer time
+    const phases = byPhase(samples, FAILOVER_PHASES, [killedAt, promotedAt, replicaAt], endAt)
+    const table = phases.map(({ phase, samples: inPhase }) => {
       const healthy = inPhase.filter((s) => !s.onVictim)
       const failed = inPhase.filter((s) => s.onVictim)
       return {
-        name,
-        ms: to - from,
+        name: phase.name,
+        ms: phase.toMs - phase.fromMs,
         healthyAcked: healthy.filter((s) => s.outcome === 'acked').length,
         healthyRefused: healthy.filter((s) => s.outcome !== 'acked').length,
         failedAcked: failed.filter((s) => s.outcome === 'acked').length,
