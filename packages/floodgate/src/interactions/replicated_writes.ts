@@ -14,6 +14,8 @@ interface PendingWrite {
   args: readonly (string | number)[]
   /** Epoch ms after which a write refused before it ran is no longer retried. */
   deadline: number
+  /** `host:port` a MOVED named: where the next attempt goes, whatever the slot map says. */
+  movedTo?: string
   resolve(reply: unknown): void
   reject(error: unknown): void
 }
@@ -40,9 +42,10 @@ interface Lane {
  * for it, and if it fell short they are refused without running (the node has too few replicas
  * now), so a write answers within about `timeoutMs`. A command timeout closes only that node's
  * connection (its queued commands are then dropped by Redis, never run after their caller was
- * told they failed). A write Redis refused before running it (NOSCRIPT, MOVED, ASK; CLUSTERDOWN
- * and TRYAGAIN after a 100 ms pause: a cluster refuses every command from a master's failure to
- * its replica's promotion) is sent again until the client's command timeout has passed.
+ * told they failed). A write Redis refused before running it is sent again until the client's
+ * command timeout has passed: NOSCRIPT at once (the scripts loaded first), MOVED to the node it
+ * names, ASK, CLUSTERDOWN and TRYAGAIN after a 100 ms pause (a cluster refuses every command
+ * from a master's failure to its replica's promotion).
  */
 export class ReplicatedWrites {
   private readonly redis: RedisClient
@@ -104,6 +107,7 @@ export class ReplicatedWrites {
   /** `host:port` of the master serving the write's slot (the cluster client's slot map), or `single`. */
   private addressOf(write: PendingWrite): string | undefined {
     if (!isCluster(this.redis)) return 'single'
+    if (write.movedTo !== undefined) return write.movedTo
     const slot = scriptCommand(write, this.redis).getSlot()
     return this.redis.slots[slot]?.[0]
   }
@@ -191,13 +195,19 @@ export class ReplicatedWrites {
       if (error) {
         const refused = refusedBeforeRun(error)
         if (refused === 'noscript') lane.loaded.delete(write.script.sha1)
-        if (refused === 'moved') moved = true
+        if (refused === 'moved') {
+          // the redirect names the node serving the slot now; a refreshed map may still be stale
+          // (a node that has not heard of the promotion, or the restarted old master)
+          write.movedTo = movedTarget(error.message)
+          moved = true
+        }
         if (refused !== undefined && Date.now() < write.deadline) {
           if (short)
             write.reject(
               new ReplicationTimeoutError(acknowledged as number, this.wait.replicas, this.wait.timeoutMs),
             )
-          else if (refused === 'down') later.push(write)
+          else if (refused === 'down' || (refused === 'moved' && write.movedTo === undefined))
+            later.push(write)
           else again.push(write)
           return
         }
@@ -222,14 +232,10 @@ export class ReplicatedWrites {
       )
       for (const write of lane.queue.splice(0)) write.reject(error)
     }
-    // never hold the lane for a refresh: with a dead node in the map it can take the client's
-    // slotsRefreshTimeout (1 s) per attempt, and the writes queued here would wait for it
-    const resend = () => {
-      for (const write of again.reverse()) this.enqueue(write, true)
-    }
-    if (moved) void this.refreshSlots().then(resend)
-    else resend()
-    if (lost && !moved) void this.refreshSlots()
+    for (const write of again.reverse()) this.enqueue(write, true)
+    // in the background, never holding the lane: with a dead node in the map a refresh can take
+    // the client's slotsRefreshTimeout (1 s) per attempt, and the writes queued here would wait
+    if (moved || lost) void this.refreshSlots()
     if (later.length > 0) {
       setTimeout(() => {
         void this.refreshSlots() // the promoted replica serves the failed master's slots
@@ -267,6 +273,12 @@ function refusedBeforeRun(error: Error): 'noscript' | 'moved' | 'down' | undefin
   // the cluster refuses every command until a failed master's replica is promoted
   if (message.startsWith('CLUSTERDOWN') || message.startsWith('TRYAGAIN')) return 'down'
   return undefined
+}
+
+/** `host:port` of `MOVED <slot> <host:port>`; undefined for anything else (ASK, whose node needs ASKING). */
+function movedTarget(message: string): string | undefined {
+  const match = /^MOVED \d+ (\S+:\d+)$/.exec(message)
+  return match?.[1]
 }
 
 function isCommandTimeout(error: Error | null): boolean {
