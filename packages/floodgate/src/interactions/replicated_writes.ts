@@ -114,16 +114,17 @@ export class ReplicatedWrites {
 
   private lane(address: string): Lane {
     let lane = this.lanes.get(address)
-    if (lane && lane.connection.status === 'end') {
-      // its connection closed (a timeout, a dead node): a new one, whose server may lack the scripts
-      lane.connection = this.connect(address)
-      lane.loaded.clear()
-    }
     if (!lane) {
       lane = { address, connection: this.connect(address), loaded: new Set(), queue: [], busy: false }
       this.lanes.set(address, lane)
     }
     return lane
+  }
+
+  /** Gives `lane` a new connection, whose server may lack the scripts. */
+  private reconnect(lane: Lane): void {
+    lane.connection = this.connect(lane.address)
+    lane.loaded.clear()
   }
 
   /**
@@ -159,6 +160,7 @@ export class ReplicatedWrites {
   }
 
   private async send(lane: Lane, batch: PendingWrite[]): Promise<void> {
+    if (lane.connection.status === 'end' || lane.connection.status === 'close') this.reconnect(lane)
     const connection = lane.connection
     const pipeline = connection.pipeline() as unknown as {
       sendCommand(command: Command): unknown
@@ -182,7 +184,9 @@ export class ReplicatedWrites {
     })
     const [waitError, acknowledged] = results[loading.length + batch.length] ?? [new Error('no WAIT reply')]
     if (results.some(([error]) => isCommandTimeout(error))) {
-      // commands of this batch may still be queued in Redis: closing drops them unrun
+      // commands of this batch may still be queued in Redis: closing drops them unrun; the next
+      // batch goes on a new connection (this one only reaches `end` once its socket has closed)
+      if (lane.connection === connection) this.reconnect(lane)
       connection.disconnect()
     }
     const short = waitError === null && typeof acknowledged === 'number' && acknowledged < this.wait.replicas

@@ -64,3 +64,25 @@ it('no replica, script cache flushed: 24 concurrent writes each answer "not conf
     ix.close()
   }
 })
+
+it('after a command timeout closed the node connection, the writes queued behind it go out on a new one', async () => {
+  // a command timeout (300 ms) below the WAIT timeout: every batch's WAIT times out client-side,
+  // which closes that node's connection (Redis drops what it has not run)
+  const caller = new Redis(master.url, { ...floodgateRedisOptions({ commandTimeoutMs: 300 }) })
+  caller.on('error', () => {})
+  const ix = new Interactions(caller, { prefix: 'wl2', waitForReplicas: { replicas: 1, timeoutMs: 1000 } })
+  try {
+    const first = ix.setLiked('2', '1', true).catch((e: unknown) => e)
+    await new Promise((resolve) => setTimeout(resolve, 100)) // the first batch is in WAIT
+    const queued = await Promise.all(
+      ['2', '3'].map((user) => ix.setLiked('2', user, true).catch((e: unknown) => e)),
+    )
+    expect(String((await first) as Error)).toMatch(/timed out/)
+    // sent on a new connection (they ran), not failed unsent on the closed one
+    for (const outcome of queued) expect(String(outcome as Error)).toMatch(/timed out/)
+    expect(await client.smismember(ix.keys.likes('2'), '1', '2', '3')).toEqual([1, 1, 1])
+  } finally {
+    ix.close()
+    caller.disconnect()
+  }
+})
