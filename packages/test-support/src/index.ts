@@ -1,5 +1,6 @@
 export { ConnectionGate } from './connection_gate.js'
 export { dropSchema, TEST_DATABASE_URL } from './pg_schema.js'
+export { byPhase, FAILOVER_PHASES, type Phase } from './phases.js'
 export { freePort } from './ports.js'
 export { PRIVATE_REDIS_DEFAULTS, PrivateRedis, type PrivateRedisOptions } from './private_redis.js'
 export { deleteByPrefix, forEachKeyPage, type KeyScanner, uniquePrefix } from './redis_keys.js'

@@ -8,6 +8,10 @@
 // Then: reads kept answering (they degrade to PostgreSQL), writes work again on the failed-over
 // shard, PostgreSQL holds exactly the last acknowledged state of every (kind, user, video),
 // every acknowledged play is in PostgreSQL exactly once, and neither process crashed.
+// Per phase (issue 29; before the kill / until the promotion / until the replica is back /
+// after, cut by answer time): no write to a healthy shard is refused, and the failed shard's
+// writes answer well before the 2 s cap (REDIS_MAX_WAIT_MS). The library's
+// interaction_failover.test.ts holds the tighter WAIT timeout + 100 ms bound, without HTTP.
 //
 // Runs on the PostgreSQL server only (two processes share one database; PGlite is one
 // process's). It starts its own cluster, so like the library's failover test it runs in every
@@ -17,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort, TEST_DATABASE_URL, until } from '@floodgate/test-support'
+import { byPhase, FAILOVER_PHASES, freePort, TEST_DATABASE_URL, until } from '@floodgate/test-support'
 import { InteractionKeys } from 'floodgate'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
@@ -160,6 +164,8 @@ interface Attempt {
 }
 interface WriteSample {
   atMs: number
+  /** How long the answer took (ms). */
+  ms: number
   onVictim: boolean
   acked: boolean
   status: number
@@ -251,6 +257,7 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
         }
         writes.push({
           atMs,
+          ms: Date.now() - t0 - atMs,
           onVictim: victimVideos.has(video),
           acked: answer.status === 200,
           status: answer.status,
@@ -386,6 +393,27 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
       expect(refused.every((w) => w.status === 503 && w.code === 'UNAVAILABLE')).toBe(true)
       expect(ackedOn(true, replicaAt)).toBeGreaterThanOrEqual(15)
       expect(ackedOn(false, replicaAt)).toBeGreaterThan(0)
+
+      // ---- per phase (issue 29), cut by answer time: healthy shards never refuse a write; the
+      // failed shard answers 503 quickly, never after the 2 s cap (REDIS_MAX_WAIT_MS)
+      const endAt = Date.now() - t0
+      const phases = byPhase(writes, FAILOVER_PHASES, [killedAt, okAt, replicaAt], endAt)
+      const table = phases.map(({ phase, samples: inPhase }) => {
+        const side = (victim: boolean) => inPhase.filter((w) => w.onVictim === victim)
+        return {
+          name: phase.name,
+          ms: phase.toMs - phase.fromMs,
+          healthy: `${side(false).filter((w) => w.acked).length} acked, ${side(false).filter((w) => !w.acked).length} refused, slowest ${Math.max(0, ...side(false).map((w) => w.ms))} ms`,
+          failed: `${side(true).filter((w) => w.acked).length} acked, ${side(true).filter((w) => !w.acked).length} refused, slowest ${Math.max(0, ...side(true).map((w) => w.ms))} ms`,
+          healthyRefused: side(false).filter((w) => !w.acked).length,
+          failedSlowestMs: Math.max(0, ...side(true).map((w) => w.ms)),
+        }
+      })
+      console.info(
+        `failover per phase:\n${table.map((t) => `  ${t.name} (${t.ms} ms): healthy ${t.healthy}; failed shard ${t.failed}`).join('\n')}`,
+      )
+      expect(table.map((t) => t.healthyRefused)).toEqual([0, 0, 0, 0])
+      expect(Math.max(...table.map((t) => t.failedSlowestMs))).toBeLessThan(1500)
 
       // ---- no process crashed; both stop cleanly
       for (const i of instances) expect(i.child.exitCode, i.output()).toBeNull()

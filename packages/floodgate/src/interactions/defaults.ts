@@ -5,3 +5,11 @@ export const INTERACTION_DEFAULTS = {
   playDedupeWindowMs: 600_000,
   bucketTtlMs: 24 * 3_600_000 + 600_000,
 } as const
+
+/** Internal limits of the `waitForReplicas` write path ({@link ReplicatedWrites}). */
+export const REPLICATED_WRITE_DEFAULTS = {
+  /** Most writes in one node's batch (one pipeline, one WAIT). */
+  batchMax: 128,
+  /** Pause (ms) before resending a write refused with CLUSTERDOWN or TRYAGAIN (ioredis' default too). */
+  clusterDownRetryMs: 100,
+} as const

@@ -1,9 +1,7 @@
-import { InvalidArgumentError, ScriptContractError } from '../errors/index.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import { toMember } from '../rankings/member.js'
-import { openDedicatedConnection } from '../redis/dedicated_connection.js'
 import type { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
-import { ReplicationTimeoutError } from './errors.js'
 import { canonicalId, type EntityId } from './ids.js'
 import { InteractionKeys } from './keys.js'
 import {
@@ -11,6 +9,7 @@ import {
   type ResolvedInteractionOptions,
   resolveInteractionOptions,
 } from './options.js'
+import { ReplicatedWrites } from './replicated_writes.js'
 import { interactionReply, playScript, toggleScript } from './scripts.js'
 import { isPlayViewer } from './viewer.js'
 
@@ -50,17 +49,14 @@ export class Interactions {
   readonly keys: InteractionKeys
   readonly options: ResolvedInteractionOptions
   private readonly redis: RedisClient
-  /** With `waitForReplicas`: the connection the writes and their WAIT run on (replaced after a timeout). */
-  private waitClient: RedisClient | undefined
-  private closed = false
+  /** With `waitForReplicas`: the writes, batched per node on connections of their own. */
+  private readonly replicated: ReplicatedWrites | undefined
 
   /**
-   * With `waitForReplicas`, opens a duplicate of `redis` for the writes (WAIT blocks the
-   * connection it runs on; the caller's other commands must not queue behind it). That
-   * connection closes when `redis` ends, or on {@link close}. A write whose reply timed out
-   * (the client's command timeout) closes it and the next write opens a new one: writes queue
-   * behind each other's WAIT, so the timed-out one may not have run yet, and it must not run
-   * after its caller was told it failed (it could undo a later, acknowledged change).
+   * With `waitForReplicas`, the writes go over connections of their own, one per node (WAIT
+   * blocks the connection it runs on; the caller's other commands must not queue behind it),
+   * each node's writes batched behind one WAIT (see {@link ReplicatedWrites}). They close when
+   * `redis` ends, or on {@link close}.
    * @throws {InvalidArgumentError} on invalid options.
    */
   constructor(redis: RedisClient, options: InteractionOptions) {
@@ -68,30 +64,14 @@ export class Interactions {
     this.keys = new InteractionKeys(this.options.prefix, this.options.partitions)
     this.redis = redis
     if (this.options.waitForReplicas) {
-      this.waitClient = this.openWaitClient()
+      this.replicated = new ReplicatedWrites(redis, this.options.waitForReplicas)
       redis.once('end', () => this.close())
     }
   }
 
-  /** Closes the write connection `waitForReplicas` opened; a no-op without it. Idempotent. */
+  /** Closes the write connections `waitForReplicas` opened; a no-op without it. Idempotent. */
   close(): void {
-    this.closed = true
-    this.waitClient?.disconnect()
-  }
-
-  private openWaitClient(): RedisClient {
-    // every failed call throws its own StoreUnavailableError
-    return openDedicatedConnection(this.redis)
-  }
-
-  /**
-   * After a timed-out write on `client`: closing it (no reconnect, its queue rejected, never
-   * resent) makes Redis drop the commands it has not run yet. Once per connection.
-   */
-  private replaceWaitClient(client: RedisClient): void {
-    if (this.closed || this.waitClient !== client) return
-    this.waitClient = this.openWaitClient()
-    client.disconnect()
+    this.replicated?.close()
   }
 
   /**
@@ -177,31 +157,13 @@ export class Interactions {
     return { changed, active, count, eventId }
   }
 
-  /** One write step; with `waitForReplicas`, followed by WAIT in the same pipeline. */
-  private async write(
+  /** One write step; with `waitForReplicas`, confirmed by WAIT (see {@link ReplicatedWrites}). */
+  private write(
     script: LuaScript,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
-    const wait = this.options.waitForReplicas
-    const client = this.waitClient
-    if (wait === undefined || client === undefined) return script.run(this.redis, keys, args)
-    const [reply, acknowledged] = await script
-      .runFollowedBy(client, keys, args, { name: 'wait', args: [wait.replicas, wait.timeoutMs] })
-      .catch((error: unknown) => {
-        if (isCommandTimeout(error)) this.replaceWaitClient(client)
-        throw error
-      })
-    if (typeof acknowledged !== 'number') throw new ScriptContractError('WAIT', acknowledged)
-    if (acknowledged < wait.replicas) {
-      throw new ReplicationTimeoutError(acknowledged, wait.replicas, wait.timeoutMs)
-    }
-    return reply
+    if (this.replicated === undefined) return script.run(this.redis, keys, args)
+    return this.replicated.write(script, keys, args)
   }
-}
-
-/** ioredis's per-command timeout (`commandTimeout`), as {@link LuaScript} wraps it. */
-function isCommandTimeout(error: unknown): boolean {
-  const cause = error instanceof Error ? error.cause : undefined
-  return cause instanceof Error && cause.message === 'Command timed out'
 }

@@ -27,14 +27,15 @@ export interface InteractionOptions {
    */
   bucketTtlMs?: number
   /**
-   * Durable acknowledgement: after each write step, `WAIT replicas timeoutMs` on the same node
-   * and connection (one pipeline with the script, so a Cluster client sends it to the slot's
-   * master). Fewer confirmations than `replicas` throw {@link ReplicationTimeoutError}. Redis
-   * replication is asynchronous: without it a write the master acknowledged and then lost in a
-   * crash (before its replica copied it) is gone. Costs one replica round trip per write. WAIT
-   * blocks the connection it runs on, so the writes get a connection of their own (a duplicate of
-   * the client, see {@link Interactions.close}); writes to one node queue behind each other's
-   * WAIT (with a replica down, `timeoutMs` each). Keep `timeoutMs` below the client's command
+   * Durable acknowledgement: each write step is confirmed by `WAIT replicas timeoutMs` on the
+   * node that ran it. Fewer confirmations than `replicas` throw {@link ReplicationTimeoutError}.
+   * Redis replication is asynchronous: without it a write the master acknowledged and then lost
+   * in a crash (before its replica copied it) is gone. Costs one replica round trip per batch of
+   * writes. WAIT blocks the connection it runs on, so the writes get connections of their own,
+   * one per node, and each node's writes go in batches, one WAIT per batch: a write waits at
+   * most for the batch in flight, and when that batch's WAIT falls short (the node has too few
+   * replicas now) it is refused without running, so every write answers within about
+   * `timeoutMs` (see {@link Interactions.close}). Keep `timeoutMs` below the client's command
    * timeout. `replicas: 0` = off.
    * @default undefined (off: acknowledged once the master ran the step)
    */

@@ -11,6 +11,7 @@ import {
   deliveryCount,
   heartbeatMembers,
   readGroup,
+  readOwnPending,
 } from './group_commands.js'
 import { trimAndMeasureLag } from './lag.js'
 import { ConsumerMetrics } from './metrics.js'
@@ -81,11 +82,22 @@ export class StreamGroupConsumer {
   private running = false
   private nextMaintenance = 0
   private loop: Promise<void> | undefined
+  /**
+   * Set by a Redis error or a reconnect: entries delivered to this consumer may have lost their
+   * XACK (a failover's promoted replica may lack it), so re-read its own pending entries at once
+   * instead of leaving them to another consumer's idle claim (`claimIdleMs`).
+   */
+  private ownPendingDue = false
 
   /** @throws {InvalidArgumentError} on invalid options. */
   constructor(redis: RedisClient, options: StreamConsumerOptions) {
     this.options = resolveConsumerOptions(options)
     this.redis = duplicate(redis, this.options.blockMs)
+    let connected = false
+    this.redis.on('ready', () => {
+      if (connected) this.ownPendingDue = true
+      connected = true
+    })
     // with a member set, nothing is read before the first heartbeat tells which streams are ours
     this.assigned = this.options.membersKey === undefined ? this.options.sources : []
     this.metrics = this.options.registry
@@ -211,11 +223,13 @@ export class StreamGroupConsumer {
         phase = 'maintain'
         await this.maintainWhenDue()
         phase = 'read'
+        if (this.ownPendingDue) await this.rereadOwnPending()
         const batch = await this.readNew()
         if (batch.length > 0) await this.process(batch)
         failures = 0
       } catch (error) {
         if (!this.running) break
+        this.ownPendingDue = true
         if (String((error as Error)?.message).includes('NOGROUP')) groupsReady = false
         this.emit({ type: 'error', phase, error })
         await this.pause(fullJitterDelayMs(failures++, this.options.backoffBaseMs, this.options.backoffMaxMs))
@@ -262,6 +276,24 @@ export class StreamGroupConsumer {
 
   private read(streams: readonly string[], count: number, blockMs: number | undefined) {
     return readGroup(this.redis, this.options.group, this.name, streams, count, blockMs)
+  }
+
+  /**
+   * Reads and applies this consumer's own pending entries on every stream (XREADGROUP from id 0,
+   * page by page), then clears {@link ownPendingDue}; a Redis error leaves it set.
+   */
+  private async rereadOwnPending(): Promise<void> {
+    const { group, batchSize } = this.options
+    for (const { stream } of this.options.sources) {
+      let afterId = '0'
+      while (this.running) {
+        const page = await readOwnPending(this.redis, group, this.name, stream, batchSize, afterId)
+        if (page.entries.length > 0) await this.process(page.entries)
+        if (page.items < batchSize || page.lastId === undefined) break
+        afterId = page.lastId
+      }
+    }
+    this.ownPendingDue = false
   }
 
   /** XAUTOCLAIM over every stream, resuming each stream's cursor from the previous round. */
@@ -329,6 +361,7 @@ export class StreamGroupConsumer {
     try {
       await ackEntries(this.redis, this.options.group, entries)
     } catch (error) {
+      this.ownPendingDue = true
       this.emit({ type: 'error', phase: 'ack', error })
     }
   }

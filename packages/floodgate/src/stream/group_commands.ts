@@ -35,6 +35,47 @@ export async function readGroup(
   return parseReadReply(await redis.call('XREADGROUP', ...args))
 }
 
+/**
+ * XREADGROUP of up to `count` of `consumer`'s own pending entries on `stream` with ids above
+ * `afterId` (`0` = from the start): what was delivered to it and not acknowledged. Also answers
+ * how many items the page held (entries whose body was deleted are counted, not returned) and
+ * the last id, to page on.
+ */
+export async function readOwnPending(
+  redis: RedisClient,
+  group: string,
+  consumer: string,
+  stream: string,
+  count: number,
+  afterId: string,
+): Promise<{ entries: StreamEntry[]; items: number; lastId: string | undefined }> {
+  const reply = await redis.call(
+    'XREADGROUP',
+    'GROUP',
+    group,
+    consumer,
+    'COUNT',
+    count,
+    'STREAMS',
+    stream,
+    afterId,
+  )
+  const items = pendingItems(reply)
+  const last = items[items.length - 1]
+  return {
+    entries: parseReadReply(reply),
+    items: items.length,
+    lastId: Array.isArray(last) && typeof last[0] === 'string' ? last[0] : undefined,
+  }
+}
+
+/** The `[id, fields | nil]` items of a one-stream XREADGROUP reply (RESP2 or RESP3 shape). */
+function pendingItems(reply: unknown): unknown[] {
+  if (!Array.isArray(reply)) return []
+  const items = typeof reply[0] === 'string' ? reply[1] : (reply[0] as unknown[] | undefined)?.[1]
+  return Array.isArray(items) ? items : []
+}
+
 /** One XAUTOCLAIM page of entries idle for `idleMs` (ms) on any consumer, from `cursor`. */
 export async function autoClaim(
   redis: RedisClient,

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { InvalidArgumentError, StoreUnavailableError } from '../../src/errors/index.js'
+import { InvalidArgumentError } from '../../src/errors/index.js'
 import { Interactions, playViewer, ReplicationTimeoutError } from '../../src/interactions/index.js'
 import { PrivateRedis } from '../support/redis_server.js'
 
@@ -99,25 +99,32 @@ describe('waitForReplicas', () => {
     ix.close()
   })
 
-  it('a write that timed out queued behind WAITs never runs later (it would undo a later acknowledged write)', async () => {
-    // the replica is dead (previous test): each WAIT 1 holds the write connection 400 ms. Three
-    // writes at once: the third's script is still queued in Redis when its reply times out
-    // (600 ms); before, it ran at ~800 ms, after its caller had been told it failed.
+  it('writes queued behind a WAIT that falls short are refused unrun and never run later', async () => {
+    // the replica is dead (previous test): each WAIT 1 holds the write connection 400 ms. Before
+    // issue 29 writes queued behind each other's WAIT on that connection, 400 ms each, and one
+    // whose reply timed out could still run later, after its caller was told it failed (it
+    // could undo a later, acknowledged write). Now they wait for the WAIT in flight and, as it
+    // fell short, are refused without being sent.
     const caller = new Redis(master.url, { commandTimeout: 600, maxRetriesPerRequest: 1 })
     const ix = new Interactions(caller, { prefix: 'w4', waitForReplicas: { replicas: 1, timeoutMs: 400 } })
     try {
-      const outcomes = await Promise.all(
-        ['1', '2', '3'].map((user) => ix.setLiked('10', user, true).catch((e: unknown) => e)),
+      const first = ix.setLiked('10', '1', true).catch((e: unknown) => e)
+      await sleep(100) // the first write's batch is in WAIT
+      const started = Date.now()
+      const queued = await Promise.all(
+        ['2', '3'].map((user) => ix.setLiked('10', user, true).catch((e: unknown) => e)),
       )
-      expect(outcomes[0]).toBeInstanceOf(ReplicationTimeoutError)
-      expect(outcomes[2]).toBeInstanceOf(StoreUnavailableError) // timed out, not run yet
-      // watch for the late run for well past the moment it happened before (800 ms)
-      const deadline = Date.now() + 2_000
+      expect(await first).toBeInstanceOf(ReplicationTimeoutError)
+      for (const outcome of queued) expect(outcome).toMatchObject({ acknowledgedReplicas: 0 })
+      expect(Date.now() - started).toBeLessThan(500) // the first WAIT's rest, not one WAIT each
+      expect(await masterClient.sismember(ix.keys.likes('10'), '1')).toBe(1)
+      // watch for a late run for well past the moment it would have happened (800 ms)
+      const deadline = Date.now() + 1_500
       while (Date.now() < deadline) {
-        expect(await masterClient.sismember(ix.keys.likes('10'), '3')).toBe(0)
+        expect(await masterClient.smismember(ix.keys.likes('10'), '2', '3')).toEqual([0, 0])
         await sleep(50)
       }
-      // the next write runs on a fresh connection
+      // the next write is sent: it runs, still unconfirmed
       await expect(ix.setLiked('10', '4', true)).rejects.toBeInstanceOf(ReplicationTimeoutError)
       expect(await masterClient.sismember(ix.keys.likes('10'), '4')).toBe(1)
     } finally {

@@ -1,0 +1,304 @@
+import { Command, Redis, type RedisOptions } from 'ioredis'
+import { DEADLINE_DEFAULTS } from '../deadline/defaults.js'
+import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
+import type { LuaScript } from '../redis/lua_script.js'
+import { isCluster, type RedisClient } from '../redis/types.js'
+import { REPLICATED_WRITE_DEFAULTS } from './defaults.js'
+import { ReplicationTimeoutError } from './errors.js'
+import type { WaitForReplicas } from './options.js'
+
+/** One write step waiting for its node's next batch. */
+interface PendingWrite {
+  script: LuaScript
+  keys: readonly string[]
+  args: readonly (string | number)[]
+  /** Epoch ms after which a write refused before it ran is no longer retried. */
+  deadline: number
+  /** `host:port` a MOVED named: where the next attempt goes, whatever the slot map says. */
+  movedTo?: string
+  resolve(reply: unknown): void
+  reject(error: unknown): void
+}
+
+/** The writes of one node (a cluster master, or the single node) and their own connection. */
+interface Lane {
+  address: string
+  connection: Redis
+  /** SHA1s this connection's server has cached since it connected (SCRIPT LOAD answered). */
+  loaded: Set<string>
+  queue: PendingWrite[]
+  busy: boolean
+}
+
+/**
+ * The `waitForReplicas` write path: per node, one connection of its own and one batch in flight,
+ * sent as one pipeline `[SCRIPT LOAD … (first use on that connection), EVALSHA …, WAIT n t]`.
+ *
+ * Why not a script + WAIT pipeline per write on one shared connection (the earlier design): WAIT
+ * blocks its connection, so with a node's replicas gone every queued write waited `timeoutMs` per
+ * write ahead of it, a NOSCRIPT reload (a promoted replica has no script cache) queued behind them
+ * and timed out, and replacing the connection after that timeout cut the writes of every other
+ * node too (issue 29). Here one WAIT confirms a whole batch; writes that arrive meanwhile wait
+ * for it, and if it fell short they are refused without running (the node has too few replicas
+ * now), so a write answers within about `timeoutMs`. A command timeout closes only that node's
+ * connection (its queued commands are then dropped by Redis, never run after their caller was
+ * told they failed). A write Redis refused before running it is sent again until the client's
+ * command timeout has passed: NOSCRIPT at once (the scripts loaded first), MOVED to the node it
+ * names, ASK, CLUSTERDOWN and TRYAGAIN after a 100 ms pause (a cluster refuses every command
+ * from a master's failure to its replica's promotion).
+ */
+export class ReplicatedWrites {
+  private readonly redis: RedisClient
+  private readonly wait: WaitForReplicas
+  private readonly lanes = new Map<string, Lane>()
+  /** How long a write refused before it ran (CLUSTERDOWN, MOVED…) may be retried (ms): the command cap. */
+  private readonly capMs: number
+  private refreshing: Promise<void> | undefined
+  private closed = false
+
+  constructor(redis: RedisClient, wait: WaitForReplicas) {
+    this.redis = redis
+    this.wait = wait
+    const nodeOptions = isCluster(redis) ? redis.options.redisOptions : redis.options
+    this.capMs = nodeOptions?.commandTimeout ?? DEADLINE_DEFAULTS.maxWaitMs
+  }
+
+  /** Closes every node connection; queued writes fail with StoreUnavailableError. Idempotent. */
+  close(): void {
+    this.closed = true
+    for (const lane of this.lanes.values()) {
+      lane.connection.disconnect()
+      for (const w of lane.queue.splice(0)) w.reject(new StoreUnavailableError('interaction writes closed'))
+    }
+    this.lanes.clear()
+  }
+
+  /**
+   * Runs `script` on the node serving `keys` and waits for its replicas; resolves with the
+   * script's reply once `wait.replicas` confirmed it.
+   * @throws {ReplicationTimeoutError} when fewer confirmed within `wait.timeoutMs` (the write ran),
+   *   or when an earlier write's WAIT on that node had just fallen short (the write did not run).
+   * @throws {StoreUnavailableError} when Redis failed, or refused it until the command cap passed.
+   */
+  write(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.enqueue({ script, keys, args, deadline: Date.now() + this.capMs, resolve, reject })
+    })
+  }
+
+  private enqueue(write: PendingWrite, front = false): void {
+    if (this.closed) {
+      write.reject(new StoreUnavailableError('interaction writes closed'))
+      return
+    }
+    const address = this.addressOf(write)
+    if (address === undefined) {
+      write.reject(new StoreUnavailableError('no Redis Cluster master known for the write'))
+      void this.refreshSlots()
+      return
+    }
+    const lane = this.lane(address)
+    if (front) lane.queue.unshift(write)
+    else lane.queue.push(write)
+    // writes of the same tick share one batch
+    if (lane.queue.length === 1) queueMicrotask(() => this.pump(lane))
+  }
+
+  /** `host:port` of the master serving the write's slot (the cluster client's slot map), or `single`. */
+  private addressOf(write: PendingWrite): string | undefined {
+    if (!isCluster(this.redis)) return 'single'
+    if (write.movedTo !== undefined) return write.movedTo
+    const slot = scriptCommand(write, this.redis).getSlot()
+    return this.redis.slots[slot]?.[0]
+  }
+
+  private lane(address: string): Lane {
+    let lane = this.lanes.get(address)
+    if (!lane) {
+      lane = { address, connection: this.connect(address), loaded: new Set(), queue: [], busy: false }
+      this.lanes.set(address, lane)
+    }
+    return lane
+  }
+
+  /** Gives `lane` a new connection, whose server may lack the scripts. */
+  private reconnect(lane: Lane): void {
+    lane.connection = this.connect(lane.address)
+    lane.loaded.clear()
+  }
+
+  /**
+   * A connection to one node that queues commands while it connects and never reconnects (a new
+   * one is opened for the next batch): a reconnected server may have lost its script cache.
+   */
+  private connect(address: string): Redis {
+    const own: RedisOptions = {
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      lazyConnect: false,
+    }
+    let connection: Redis
+    if (isCluster(this.redis)) {
+      const [host, port] = splitAddress(address)
+      connection = new Redis({ ...this.redis.options.redisOptions, host, port, ...own })
+    } else {
+      connection = this.redis.duplicate(own)
+    }
+    connection.on('error', () => {}) // each failed command rejects its write
+    return connection
+  }
+
+  private pump(lane: Lane): void {
+    if (lane.busy || lane.queue.length === 0 || this.closed) return
+    lane.busy = true
+    const batch = lane.queue.splice(0, REPLICATED_WRITE_DEFAULTS.batchMax)
+    void this.send(lane, batch).finally(() => {
+      lane.busy = false
+      this.pump(lane)
+    })
+  }
+
+  private async send(lane: Lane, batch: PendingWrite[]): Promise<void> {
+    if (lane.connection.status === 'end' || lane.connection.status === 'close') this.reconnect(lane)
+    const connection = lane.connection
+    const pipeline = connection.pipeline() as unknown as {
+      sendCommand(command: Command): unknown
+      exec(): Promise<[Error | null, unknown][] | null>
+    }
+    const loading = [...new Set(batch.map((w) => w.script))].filter((s) => !lane.loaded.has(s.sha1))
+    for (const script of loading) pipeline.sendCommand(new Command('script', ['LOAD', script.source]))
+    for (const write of batch) pipeline.sendCommand(scriptCommand(write, this.redis))
+    pipeline.sendCommand(
+      new Command('wait', [this.wait.replicas, this.wait.timeoutMs], { replyEncoding: 'utf8' }),
+    )
+    let results: [Error | null, unknown][]
+    try {
+      results = (await pipeline.exec()) ?? []
+    } catch (error) {
+      results = []
+      for (let i = 0; i < loading.length + batch.length + 1; i++) results.push([error as Error, undefined])
+    }
+    loading.forEach((script, i) => {
+      if (!results[i]?.[0]) lane.loaded.add(script.sha1)
+    })
+    const [waitError, acknowledged] = results[loading.length + batch.length] ?? [new Error('no WAIT reply')]
+    if (results.some(([error]) => isCommandTimeout(error))) {
+      // commands of this batch may still be queued in Redis: closing drops them unrun; the next
+      // batch goes on a new connection (this one only reaches `end` once its socket has closed)
+      if (lane.connection === connection) this.reconnect(lane)
+      connection.disconnect()
+    }
+    const short = waitError === null && typeof acknowledged === 'number' && acknowledged < this.wait.replicas
+    const again: PendingWrite[] = []
+    const later: PendingWrite[] = []
+    let moved = false
+    let lost = false
+    batch.forEach((write, i) => {
+      const [error, reply] = results[loading.length + i] ?? [new Error('no reply')]
+      if (error) {
+        const refused = refusedBeforeRun(error)
+        if (refused === 'noscript') lane.loaded.delete(write.script.sha1)
+        if (refused === 'moved') {
+          // the redirect names the node serving the slot now; a refreshed map may still be stale
+          // (a node that has not heard of the promotion, or the restarted old master)
+          write.movedTo = movedTarget(error.message)
+          moved = true
+        }
+        if (refused !== undefined && Date.now() < write.deadline) {
+          if (short)
+            write.reject(
+              new ReplicationTimeoutError(acknowledged as number, this.wait.replicas, this.wait.timeoutMs),
+            )
+          else if (refused === 'down' || (refused === 'moved' && write.movedTo === undefined))
+            later.push(write)
+          else again.push(write)
+          return
+        }
+        if (isConnectionError(error)) lost = true
+        write.reject(toStoreError(write.script.name, error))
+      } else if (waitError) {
+        write.reject(toStoreError('WAIT', waitError))
+      } else if (typeof acknowledged !== 'number') {
+        write.reject(new ScriptContractError('WAIT', acknowledged))
+      } else if (short) {
+        write.reject(new ReplicationTimeoutError(acknowledged, this.wait.replicas, this.wait.timeoutMs))
+      } else {
+        write.resolve(reply)
+      }
+    })
+    if (short) {
+      // too few replicas now: what queued behind this WAIT would wait as long; refuse it unrun
+      const error = new ReplicationTimeoutError(
+        acknowledged as number,
+        this.wait.replicas,
+        this.wait.timeoutMs,
+      )
+      for (const write of lane.queue.splice(0)) write.reject(error)
+    }
+    for (const write of again.reverse()) this.enqueue(write, true)
+    // in the background, never holding the lane: with a dead node in the map a refresh can take
+    // the client's slotsRefreshTimeout (1 s) per attempt, and the writes queued here would wait
+    if (moved || lost) void this.refreshSlots()
+    if (later.length > 0) {
+      setTimeout(() => {
+        void this.refreshSlots() // the promoted replica serves the failed master's slots
+        for (const write of later) this.enqueue(write)
+      }, REPLICATED_WRITE_DEFAULTS.clusterDownRetryMs).unref()
+    }
+  }
+
+  /** Refreshes the cluster client's slot map (one refresh at a time); a no-op on a single node. */
+  private refreshSlots(): Promise<void> {
+    const redis = this.redis
+    if (!isCluster(redis)) return Promise.resolve()
+    this.refreshing ??= new Promise<void>((resolve) => redis.refreshSlotsCache(() => resolve())).finally(
+      () => {
+        this.refreshing = undefined
+      },
+    )
+    return this.refreshing
+  }
+}
+
+/** EVALSHA of the write, with the client's key prefix (which also picks its slot). */
+function scriptCommand(write: PendingWrite, client: RedisClient): Command {
+  return new Command('evalsha', [write.script.sha1, write.keys.length, ...write.keys, ...write.args], {
+    replyEncoding: 'utf8',
+    keyPrefix: client.options.keyPrefix,
+  })
+}
+
+/** Why Redis refused a command before running it (retrying it is safe), or undefined. */
+function refusedBeforeRun(error: Error): 'noscript' | 'moved' | 'down' | undefined {
+  const message = error.message
+  if (message.startsWith('NOSCRIPT')) return 'noscript'
+  if (message.startsWith('MOVED ') || message.startsWith('ASK ')) return 'moved'
+  // the cluster refuses every command until a failed master's replica is promoted
+  if (message.startsWith('CLUSTERDOWN') || message.startsWith('TRYAGAIN')) return 'down'
+  return undefined
+}
+
+/** `host:port` of `MOVED <slot> <host:port>`; undefined for anything else (ASK, whose node needs ASKING). */
+function movedTarget(message: string): string | undefined {
+  const match = /^MOVED \d+ (\S+:\d+)$/.exec(message)
+  return match?.[1]
+}
+
+function isCommandTimeout(error: Error | null): boolean {
+  return error?.message === 'Command timed out'
+}
+
+function isConnectionError(error: Error): boolean {
+  return !(error.name === 'ReplyError')
+}
+
+function splitAddress(address: string): [string, number] {
+  const at = address.lastIndexOf(':')
+  return [address.slice(0, at), Number(address.slice(at + 1))]
+}
+
+function toStoreError(what: string, error: unknown): StoreUnavailableError {
+  const message = error instanceof Error ? error.message : String(error)
+  return new StoreUnavailableError(`Redis ${what} failed: ${message}`, { cause: error })
+}
