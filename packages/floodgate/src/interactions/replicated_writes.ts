@@ -202,7 +202,7 @@ export class ReplicatedWrites {
         if (refused === 'moved') {
           // the redirect names the node serving the slot now; a refreshed map may still be stale
           // (a node that has not heard of the promotion, or the restarted old master)
-          write.movedTo = movedTarget(error.message)
+          write.movedTo = this.natMapped(movedTarget(error.message))
           moved = true
         }
         if (refused !== undefined && Date.now() < write.deadline) {
@@ -246,6 +246,18 @@ export class ReplicatedWrites {
         for (const write of later) this.enqueue(write)
       }, REPLICATED_WRITE_DEFAULTS.clusterDownRetryMs).unref()
     }
+  }
+
+  /**
+   * `address` (a redirect's `host:port`, as the node announces itself) through the cluster
+   * client's `natMap`, as ioredis maps its own redirects: behind NAT only the mapped one is
+   * reachable, and it is the form the slot map (hence the lanes) uses.
+   */
+  private natMapped(address: string | undefined): string | undefined {
+    if (address === undefined || !isCluster(this.redis)) return address
+    const natMap = this.redis.options.natMap
+    const mapped = typeof natMap === 'function' ? natMap(address) : natMap?.[address]
+    return mapped ? `${mapped.host}:${mapped.port}` : address
   }
 
   /** Refreshes the cluster client's slot map (one refresh at a time); a no-op on a single node. */
