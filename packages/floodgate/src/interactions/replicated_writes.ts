@@ -26,6 +26,11 @@ interface Lane {
   connection: Redis
   /** SHA1s this connection's server has cached since it connected (SCRIPT LOAD answered). */
   loaded: Set<string>
+  /**
+   * SHA1s whose SCRIPT LOAD this connection's server refused (an ACL without `script|load`, a
+   * renamed SCRIPT): sent as EVAL of the source instead, so a NOSCRIPT is not resent forever.
+   */
+  evalOnly: Set<string>
   queue: PendingWrite[]
   busy: boolean
 }
@@ -43,9 +48,10 @@ interface Lane {
  * now), so a write answers within about `timeoutMs`. A command timeout closes only that node's
  * connection (its queued commands are then dropped by Redis, never run after their caller was
  * told they failed). A write Redis refused before running it is sent again until the client's
- * command timeout has passed: NOSCRIPT at once (the scripts loaded first), MOVED to the node it
- * names, ASK, CLUSTERDOWN and TRYAGAIN after a 100 ms pause (a cluster refuses every command
- * from a master's failure to its replica's promotion).
+ * command timeout has passed: NOSCRIPT at once (the scripts loaded first; sent as EVAL where the
+ * server refuses SCRIPT LOAD), MOVED to the node it names (through the client's natMap), ASK,
+ * CLUSTERDOWN and TRYAGAIN after a 100 ms pause (a cluster refuses every command from a master's
+ * failure to its replica's promotion).
  */
 export class ReplicatedWrites {
   private readonly redis: RedisClient
@@ -115,7 +121,14 @@ export class ReplicatedWrites {
   private lane(address: string): Lane {
     let lane = this.lanes.get(address)
     if (!lane) {
-      lane = { address, connection: this.connect(address), loaded: new Set(), queue: [], busy: false }
+      lane = {
+        address,
+        connection: this.connect(address),
+        loaded: new Set(),
+        evalOnly: new Set(),
+        queue: [],
+        busy: false,
+      }
       this.lanes.set(address, lane)
     }
     return lane
@@ -125,6 +138,7 @@ export class ReplicatedWrites {
   private reconnect(lane: Lane): void {
     lane.connection = this.connect(lane.address)
     lane.loaded.clear()
+    lane.evalOnly.clear()
   }
 
   /**
@@ -166,9 +180,12 @@ export class ReplicatedWrites {
       sendCommand(command: Command): unknown
       exec(): Promise<[Error | null, unknown][] | null>
     }
-    const loading = [...new Set(batch.map((w) => w.script))].filter((s) => !lane.loaded.has(s.sha1))
+    const loading = [...new Set(batch.map((w) => w.script))].filter(
+      (s) => !lane.loaded.has(s.sha1) && !lane.evalOnly.has(s.sha1),
+    )
     for (const script of loading) pipeline.sendCommand(new Command('script', ['LOAD', script.source]))
-    for (const write of batch) pipeline.sendCommand(scriptCommand(write, this.redis))
+    for (const write of batch)
+      pipeline.sendCommand(scriptCommand(write, this.redis, lane.evalOnly.has(write.script.sha1)))
     pipeline.sendCommand(
       new Command('wait', [this.wait.replicas, this.wait.timeoutMs], { replyEncoding: 'utf8' }),
     )
@@ -180,7 +197,10 @@ export class ReplicatedWrites {
       for (let i = 0; i < loading.length + batch.length + 1; i++) results.push([error as Error, undefined])
     }
     loading.forEach((script, i) => {
-      if (!results[i]?.[0]) lane.loaded.add(script.sha1)
+      const error = results[i]?.[0]
+      if (!error) lane.loaded.add(script.sha1)
+      else if (error.name === 'ReplyError' && !/^(LOADING|BUSY)/.test(error.message))
+        lane.evalOnly.add(script.sha1) // refused for good (NOPERM, unknown command), not lost
     })
     const [waitError, acknowledged] = results[loading.length + batch.length] ?? [new Error('no WAIT reply')]
     if (results.some(([error]) => isCommandTimeout(error))) {
@@ -202,7 +222,7 @@ export class ReplicatedWrites {
         if (refused === 'moved') {
           // the redirect names the node serving the slot now; a refreshed map may still be stale
           // (a node that has not heard of the promotion, or the restarted old master)
-          write.movedTo = movedTarget(error.message)
+          write.movedTo = this.natMapped(movedTarget(error.message))
           moved = true
         }
         if (refused !== undefined && Date.now() < write.deadline) {
@@ -248,6 +268,18 @@ export class ReplicatedWrites {
     }
   }
 
+  /**
+   * `address` (a redirect's `host:port`, as the node announces itself) through the cluster
+   * client's `natMap`, as ioredis maps its own redirects: behind NAT only the mapped one is
+   * reachable, and it is the form the slot map (hence the lanes) uses.
+   */
+  private natMapped(address: string | undefined): string | undefined {
+    if (address === undefined || !isCluster(this.redis)) return address
+    const natMap = this.redis.options.natMap
+    const mapped = typeof natMap === 'function' ? natMap(address) : natMap?.[address]
+    return mapped ? `${mapped.host}:${mapped.port}` : address
+  }
+
   /** Refreshes the cluster client's slot map (one refresh at a time); a no-op on a single node. */
   private refreshSlots(): Promise<void> {
     const redis = this.redis
@@ -261,12 +293,17 @@ export class ReplicatedWrites {
   }
 }
 
-/** EVALSHA of the write, with the client's key prefix (which also picks its slot). */
-function scriptCommand(write: PendingWrite, client: RedisClient): Command {
-  return new Command('evalsha', [write.script.sha1, write.keys.length, ...write.keys, ...write.args], {
-    replyEncoding: 'utf8',
-    keyPrefix: client.options.keyPrefix,
-  })
+/** EVALSHA (or EVAL of the source) of the write, with the client's key prefix (which also picks its slot). */
+function scriptCommand(write: PendingWrite, client: RedisClient, evalSource = false): Command {
+  const script = evalSource ? write.script.source : write.script.sha1
+  return new Command(
+    evalSource ? 'eval' : 'evalsha',
+    [script, write.keys.length, ...write.keys, ...write.args],
+    {
+      replyEncoding: 'utf8',
+      keyPrefix: client.options.keyPrefix,
+    },
+  )
 }
 
 /** Why Redis refused a command before running it (retrying it is safe), or undefined. */
