@@ -1,4 +1,5 @@
 export { ConnectionGate } from './connection_gate.js'
+export { LoopStalls } from './loop_stalls.js'
 export { dropSchema, TEST_DATABASE_URL } from './pg_schema.js'
 export { byPhase, FAILOVER_PHASES, type Phase } from './phases.js'
 export { freePort } from './ports.js'

@@ -12,4 +12,11 @@ export const REPLICATED_WRITE_DEFAULTS = {
   batchMax: 128,
   /** Pause (ms) before resending a write refused with CLUSTERDOWN or TRYAGAIN (ioredis' default too). */
   clusterDownRetryMs: 100,
+  /**
+   * Shortest WAIT timeout of a batch, as a fraction of `waitForReplicas.timeoutMs`: a batch's WAIT
+   * gets what is left of its oldest write's timeoutMs (time spent queued behind an earlier batch
+   * or a CLUSTERDOWN retry counts), but never less than this share, so a write that queued long
+   * still gets a moment for its replicas' acknowledgement.
+   */
+  minWaitFraction: 0.1,
 } as const

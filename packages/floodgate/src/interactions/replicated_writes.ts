@@ -14,6 +14,8 @@ interface PendingWrite {
   args: readonly (string | number)[]
   /** Epoch ms after which a write refused before it ran is no longer retried. */
   deadline: number
+  /** Epoch ms when the caller asked for the write: its WAIT budget (timeoutMs) runs from here. */
+  queuedAt: number
   /** `host:port` a MOVED named: where the next attempt goes, whatever the slot map says. */
   movedTo?: string
   resolve(reply: unknown): void
@@ -45,7 +47,8 @@ interface Lane {
  * and timed out, and replacing the connection after that timeout cut the writes of every other
  * node too (issue 29). Here one WAIT confirms a whole batch; writes that arrive meanwhile wait
  * for it, and if it fell short they are refused without running (the node has too few replicas
- * now), so a write answers within about `timeoutMs`. A command timeout closes only that node's
+ * now); a batch's WAIT gets only what is left of its oldest write's `timeoutMs` (at least
+ * `minWaitFraction` of it), so a write answers within about `timeoutMs` of its call. A command timeout closes only that node's
  * connection (its queued commands are then dropped by Redis, never run after their caller was
  * told they failed). A write Redis refused before running it is sent again until the client's
  * command timeout has passed: NOSCRIPT at once (the scripts loaded first; sent as EVAL where the
@@ -88,7 +91,8 @@ export class ReplicatedWrites {
    */
   write(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.enqueue({ script, keys, args, deadline: Date.now() + this.capMs, resolve, reject })
+      const now = Date.now()
+      this.enqueue({ script, keys, args, deadline: now + this.capMs, queuedAt: now, resolve, reject })
     })
   }
 
@@ -187,7 +191,7 @@ export class ReplicatedWrites {
     for (const write of batch)
       pipeline.sendCommand(scriptCommand(write, this.redis, lane.evalOnly.has(write.script.sha1)))
     pipeline.sendCommand(
-      new Command('wait', [this.wait.replicas, this.wait.timeoutMs], { replyEncoding: 'utf8' }),
+      new Command('wait', [this.wait.replicas, this.waitBudgetMs(batch)], { replyEncoding: 'utf8' }),
     )
     let results: [Error | null, unknown][]
     try {
@@ -266,6 +270,19 @@ export class ReplicatedWrites {
         for (const write of later) this.enqueue(write)
       }, REPLICATED_WRITE_DEFAULTS.clusterDownRetryMs).unref()
     }
+  }
+
+  /**
+   * The batch's WAIT timeout (ms, integer >= 1): what is left of its oldest write's
+   * `wait.timeoutMs` since the caller asked, so a write queued behind a slow batch or a CLUSTERDOWN
+   * retry still answers within about timeoutMs; at least minWaitFraction of it.
+   */
+  private waitBudgetMs(batch: readonly PendingWrite[]): number {
+    let oldest = Number.POSITIVE_INFINITY
+    for (const write of batch) oldest = Math.min(oldest, write.queuedAt)
+    const { timeoutMs } = this.wait
+    const floor = Math.ceil(timeoutMs * REPLICATED_WRITE_DEFAULTS.minWaitFraction)
+    return Math.max(1, floor, Math.round(timeoutMs - (Date.now() - oldest)))
   }
 
   /**

@@ -14,7 +14,7 @@
 // The nodes run at hz 100: Redis times WAIT out on its server cron (1000/hz ms late at most),
 // so the bound measures what floodgate adds. About 30 s.
 import { setTimeout as sleep } from 'node:timers/promises'
-import { byPhase, FAILOVER_PHASES } from '@floodgate/test-support'
+import { byPhase, FAILOVER_PHASES, LoopStalls } from '@floodgate/test-support'
 import { type Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import {
@@ -129,6 +129,7 @@ it('a master failover: healthy shards never fail, the failed shard answers in ti
 
   const t0 = Date.now()
   const samples: Sample[] = []
+  const stalls = new LoopStalls() // on a loaded CI box this process's own stalls lengthen answers
   const states = new Map<number, { state: boolean; acked: boolean }[]>() // item (its own user 1) → attempts
   let running = true
   const writer = async (item: number) => {
@@ -235,8 +236,13 @@ it('a master failover: healthy shards never fail, the failed shard answers in ti
 
     // the failed shard answers in time, with the documented outcomes only
     expect(samples.filter((s) => s.outcome === 'other').map((s) => s.message)).toEqual([])
-    const late = samples.filter((s) => s.onVictim && s.ms > WAIT_MS + 100)
-    expect(late.map((s) => `${s.atMs}: ${s.ms} ms ${s.outcome} ${s.message}`)).toEqual([])
+    // less what this process's own event-loop stalls added to the answer
+    stalls.stop()
+    const stalled = (s: Sample) => stalls.during(t0 + s.atMs, t0 + s.atMs + s.ms)
+    const late = samples.filter((s) => s.onVictim && s.ms - stalled(s) > WAIT_MS + 100)
+    expect(
+      late.map((s) => `${s.atMs}: ${s.ms} ms (${stalled(s)} ms stalled) ${s.outcome} ${s.message}`),
+    ).toEqual([])
     // healthy shards: nothing refused; CLUSTERDOWN until the promotion is retried
     expect(table[1]!.healthyRefused).toBe(0)
     // after the promotion a failure on one node cut no other

@@ -70,6 +70,40 @@ describe('waitForReplicas', () => {
     expect(await replicaClient.xlen(ix.keys.stream(ix.keys.partitionOf('7')))).toBe(60)
   })
 
+  it("a batch's WAIT gets what is left of its oldest write's timeoutMs, not a whole one more", async () => {
+    // issue 29: a write queued behind a slowly confirmed batch then waited a whole timeoutMs of
+    // its own (up to twice the timeout in all); its budget runs from when its caller asked
+    const ix = new Interactions(masterClient, {
+      prefix: 'w5',
+      waitForReplicas: { replicas: 1, timeoutMs: 500 },
+    })
+    const monitor = await masterClient.monitor()
+    const waits: number[] = []
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'wait') waits.push(Number(args[2]))
+    })
+    try {
+      await ix.setLiked('11', '9', true) // the node connection is up, the script loaded
+      replica.pause() // the first batch's WAIT waits for the replica
+      const first = ix.setLiked('11', '1', true)
+      await sleep(50)
+      const second = ix.setLiked('11', '2', true) // queued behind the first batch
+      await sleep(350)
+      replica.resume() // the first batch is confirmed ~400 ms in, the second sent then
+      await expect(first).resolves.toMatchObject({ changed: true })
+      await expect(second).resolves.toMatchObject({ changed: true })
+      await sleep(50) // MONITOR's feed trails the replies
+      expect(waits[0]).toBeGreaterThanOrEqual(490) // a batch sent at once: the whole timeout
+      expect(waits.length).toBeGreaterThanOrEqual(3)
+      // the second write had queued ~350 ms of its 500: its batch waits ~150 ms at most
+      expect(waits.at(-1)).toBeLessThanOrEqual(200)
+    } finally {
+      replica.resume()
+      monitor.disconnect()
+      ix.close()
+    }
+  })
+
   it('too few replicas: ReplicationTimeoutError after timeoutMs, the master has the change, a retry is idempotent', async () => {
     const ix = new Interactions(masterClient, {
       prefix: 'w2',
