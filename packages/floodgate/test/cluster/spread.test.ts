@@ -6,6 +6,7 @@ import type { Cluster } from 'ioredis'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createRedisClient, Interactions } from '../../src/index.js'
+import { commandCalls } from '../support/command_stats.js'
 import { PrivateCluster } from '../support/redis_cluster.js'
 
 const VIDEOS = 3000
@@ -35,12 +36,11 @@ async function commandsPerMaster(ports: readonly number[]): Promise<number[]> {
     ports.map(async (port) => {
       const node = new Redis(port, '127.0.0.1')
       try {
-        const info = await node.info('commandstats')
-        let calls = 0
-        for (const m of info.matchAll(/^cmdstat_([^:|]+)[^:]*:calls=(\d+)/gm)) {
-          if (!HOUSEKEEPING.has(m[1] ?? '')) calls += Number(m[2])
-        }
-        return calls
+        const calls = Object.entries(await commandCalls(node))
+        return calls.reduce(
+          (sum, [name, n]) => (HOUSEKEEPING.has(name.split('|')[0] ?? '') ? sum : sum + n),
+          0,
+        )
       } finally {
         node.disconnect()
       }
