@@ -5,7 +5,7 @@ import { interactionsFromConfig } from '../src/interactions/from_config.js'
 describe('interaction config', () => {
   it('defaults to the documented values', () => {
     expect(interactionsFromConfig(loadConfig({ env: {} }))).toEqual({
-      interactions: { partitions: 16, topK: 1000, playDedupeWindowMs: 600_000 },
+      interactions: { partitions: 300, topK: 1000, playDedupeWindowMs: 600_000 },
       flush: { batchSize: 1000, claimIdleMs: 30_000, maxDeliveries: 5 },
     })
   })

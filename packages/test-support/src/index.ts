@@ -1,3 +1,4 @@
+export { evenSlotSplit, type MasterSpread, spreadOver } from './cluster_split.js'
 export { ConnectionGate } from './connection_gate.js'
 export { LoopStalls } from './loop_stalls.js'
 export { dropSchema, TEST_DATABASE_URL } from './pg_schema.js'

@@ -9,7 +9,8 @@ import { connectRedis } from '../redis/connect.js'
 import { integerArgument } from './integer_argument.js'
 
 /**
- * `npm run rebuild-counters -w video-api -- [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions 16] [--top-k 1000]`
+ * `npm run rebuild-counters -w video-api -- [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions P] [--top-k K]`
+ * (P and K default to the config's INTERACTION_PARTITIONS and INTERACTION_TOP_K).
  *
  * Rebuilds Redis like/favourite sets, play counters and all-time rankings from
  * PostgreSQL (the same code as the automatic recovery and
@@ -18,7 +19,7 @@ import { integerArgument } from './integer_argument.js'
  * Prints JSON; exit code 1 on failure, 2 when another instance holds the rebuild lock.
  */
 const usage =
-  'usage: rebuild-counters [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions 16] [--top-k 1000] [--config file]'
+  'usage: rebuild-counters [--mode merge|replace] [--reconcile] [--max-videos N] [--partitions P] [--top-k K] [--config file]'
 
 try {
   const { values } = parseArgs({
@@ -47,8 +48,8 @@ try {
       redis: redis.client,
       sql: kyselySqlDatabase(database.db),
       prefix: config.redisPrefix,
-      partitions: integerArgument('partitions', values.partitions, 16, 1, usage),
-      topK: integerArgument('top-k', values['top-k'], 1000, 1, usage),
+      partitions: integerArgument('partitions', values.partitions, config.interactionPartitions, 1, usage),
+      topK: integerArgument('top-k', values['top-k'], config.interactionTopK, 1, usage),
       tables: videoInteractionTables,
       onEvent: (event) => process.stderr.write(`${event.type}\n`),
     })

@@ -66,7 +66,7 @@ export interface CountsReaderOptions {
   redis: RedisClient
   /** Key prefix (e.g. `va`). */
   prefix: string
-  /** Must match the write path. @default 16 */
+  /** Must match the write path. @default 300 (`INTERACTION_DEFAULTS.partitions`) */
   partitions?: number
   /**
    * Idle event-loop time (ms) the round trip gets before the read gives up (`timeout`); time the

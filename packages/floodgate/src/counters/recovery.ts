@@ -33,7 +33,7 @@ export interface CountsRecoveryOptions {
   sql: SqlExecutor
   /** Key prefix (e.g. `va`). */
   prefix: string
-  /** Must match the write path. @default 16 */
+  /** Must match the write path. @default 300 (`INTERACTION_DEFAULTS.partitions`) */
   partitions?: number
   /** Entries kept per partition in the all-time ranking ZSETs; must match the write path. @default 1000 */
   topK?: number

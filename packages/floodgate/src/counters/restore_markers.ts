@@ -1,11 +1,11 @@
 import type { InteractionKeys } from '../interactions/keys.js'
 
 /**
- * Restore markers of a partition: `<prefix>:ix:{ix:<p>}:restored`, a HASH with a
+ * Restore markers of a partition: `<prefix>:ix:{<tag>}:restored` (`<tag>` = `keys.tagOf(p)`), a HASH with a
  * field `<kind>:<itemId>` per item restored since the loss (see restore-members-3.lua).
  */
 export function restoredKey(keys: InteractionKeys, partition: number): string {
-  return keys.space.tagged('ix', `ix:${partition}`, 'restored')
+  return keys.space.tagged('ix', keys.tagOf(partition), 'restored')
 }
 
 /**

@@ -1,6 +1,11 @@
 /** Defaults of the interaction layout ({@link interactionLayout}) and write path ({@link Interactions}). */
 export const INTERACTION_DEFAULTS = {
-  partitions: 16,
+  /**
+   * Partitions P. 300: for M = 3, 6, 10, 30 and 100 masters with an even slot split, every master
+   * serves exactly P/M partitions (ceil(P/M) / (P/M) = 1.0); any M up to 300 stays within
+   * ceil(P/M) / (P/M) of the mean. Each partition is one stream the flush polls.
+   */
+  partitions: 300,
   topK: 1000,
   playDedupeWindowMs: 600_000,
   bucketTtlMs: 24 * 3_600_000 + 600_000,

@@ -15,7 +15,7 @@ export interface InteractionFlushOptions
   extends Omit<StreamConsumerOptions, 'sources' | 'group' | 'handler' | 'isPoison' | 'membersKey'> {
   /** Key prefix, as given to {@link Interactions}. Required. */
   prefix: string
-  /** Partitions, as given to {@link Interactions}. @default 16 */
+  /** Partitions, as given to {@link Interactions}. @default 300 ({@link INTERACTION_DEFAULTS}) */
   partitions?: number
   /** Consumer group name. @default 'flush' */
   group?: string

@@ -1,6 +1,7 @@
 import { KeySpace } from '../redis/key_space.js'
 import { integerIn } from '../validation/index.js'
 import { INTERACTION_DEFAULTS } from './defaults.js'
+import { partitionTags } from './partition_tags.js'
 
 const COUNTED = new Set(['likes', 'favorites', 'plays'])
 
@@ -11,36 +12,52 @@ export type RankMetric = 'likes' | 'plays'
  * The interaction key layout shared by the write path, the flush, the read
  * path and the rebuild. Item `i` (the counted entity, e.g. a video) lives in
  * partition `p = i mod partitions`; every key about it, its partition's stream and its partition's ranking
- * shards carry the hash tag `{ix:<p>}`, so one Lua step can touch them all on
- * Redis Cluster while the load spreads over `partitions` slots.
+ * shards carry the partition's hash tag `{<tag>}` = {@link tagOf}`(p)`, e.g. `{ix:7.bhto}`, so one
+ * Lua step can touch them all on Redis Cluster while the load spreads over `partitions` slots,
+ * evenly spaced over 0 … 16383 (see `partition_tags.ts`: partition p's slot is
+ * `floor((p + 0.5) · 16384 / partitions)`).
  *
  * | key | type |
  * |---|---|
- * | `<prefix>:ix:{ix:<p>}:likes:<itemId>` | SET of user ids |
- * | `<prefix>:ix:{ix:<p>}:favorites:<itemId>` | SET of user ids |
- * | `<prefix>:ix:{ix:<p>}:plays:<itemId>` | STRING counter |
- * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
- * | `<prefix>:ix:{ix:<p>}:stream` | STREAM of events, consumer group `flush` |
- * | `<prefix>:ix:{ix:<p>}:dead` | STREAM of dead letters |
+ * | `<prefix>:ix:{<tag>}:likes:<itemId>` | SET of user ids |
+ * | `<prefix>:ix:{<tag>}:favorites:<itemId>` | SET of user ids |
+ * | `<prefix>:ix:{<tag>}:plays:<itemId>` | STRING counter |
+ * | `<prefix>:ix:{<tag>}:seen:<itemId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
+ * | `<prefix>:ix:{<tag>}:stream` | STREAM of events, consumer group `flush` |
+ * | `<prefix>:ix:{<tag>}:dead` | STREAM of dead letters |
  * | `<prefix>:ix:{ix:flush}:members:<group>` | ZSET, flush consumers' heartbeats (partition assignment) |
- * | `<prefix>:rank:{ix:<p>}:all:<metric>` | ZSET, all-time top K |
- * | `<prefix>:rank:{ix:<p>}:min:<metric>:<unixMinute>` | ZSET, per-minute bucket |
- * | `<prefix>:rank:{ix:<p>}:win:<metric>:<window>` | ZSET, cached windowed merge |
+ * | `<prefix>:rank:{<tag>}:all:<metric>` | ZSET, all-time top K |
+ * | `<prefix>:rank:{<tag>}:min:<metric>:<unixMinute>` | ZSET, per-minute bucket |
+ * | `<prefix>:rank:{<tag>}:win:<metric>:<window>` | ZSET, cached windowed merge |
  * | `<prefix>:epoch` | STRING, data-loss marker |
  */
 export class InteractionKeys {
   readonly space: KeySpace
   readonly partitions: number
+  private readonly tags: readonly string[]
 
   /**
    * @param prefix the service's key prefix, e.g. `va`.
-   * @param partitions number of partitions P (default 16). Changing it moves items between streams; drain the streams first.
+   * @param partitions number of partitions P (default 300, {@link INTERACTION_DEFAULTS}). Changing
+   *   it moves items between streams and tags: drain the streams first (docs/operations.md).
    * @throws {InvalidArgumentError} on an empty prefix or a partition count outside [1, 16384].
    */
   constructor(prefix: string, partitions: number = INTERACTION_DEFAULTS.partitions) {
     integerIn('partitions', partitions, 1, 16384)
     this.space = new KeySpace(prefix)
     this.partitions = partitions
+    this.tags = partitionTags(partitions)
+  }
+
+  /**
+   * The hash tag (without braces) of partition `p`: `ix:<p>.<4 letters>`, whose cluster slot is
+   * `floor((p + 0.5) · 16384 / partitions)` (pinned; see `partition_tags.ts`).
+   * @throws {RangeError} when `p` is not a partition (0 … partitions − 1).
+   */
+  tagOf(p: number): string {
+    const tag = this.tags[p]
+    if (tag === undefined) throw new RangeError(`partition ${p} is not in 0 … ${this.partitions - 1}`)
+    return tag
   }
 
   /** The partition of an item: `itemId mod partitions` (`itemId` is a canonical decimal string). */
@@ -54,7 +71,7 @@ export class InteractionKeys {
   }
 
   private ix(itemId: string, suffix: string): string {
-    return this.space.tagged('ix', `ix:${this.partitionOf(itemId)}`, suffix)
+    return this.space.tagged('ix', this.tagOf(this.partitionOf(itemId)), suffix)
   }
 
   likes(itemId: string): string {
@@ -83,22 +100,22 @@ export class InteractionKeys {
 
   /** The event stream of partition `p`. */
   stream(p: number): string {
-    return this.space.tagged('ix', `ix:${p}`, 'stream')
+    return this.space.tagged('ix', this.tagOf(p), 'stream')
   }
 
   /** The dead-letter stream of partition `p`. */
   dead(p: number): string {
-    return this.space.tagged('ix', `ix:${p}`, 'dead')
+    return this.space.tagged('ix', this.tagOf(p), 'dead')
   }
 
   /** The all-time ranking ZSET of partition `p`. */
   rankAll(p: number, metric: RankMetric): string {
-    return this.space.tagged('rank', `ix:${p}`, `all:${metric}`)
+    return this.space.tagged('rank', this.tagOf(p), `all:${metric}`)
   }
 
   /** Prefix of partition `p`'s per-minute bucket keys; the bucket is this plus the unix minute. */
   rankMinutePrefix(p: number, metric: RankMetric): string {
-    return this.space.tagged('rank', `ix:${p}`, `min:${metric}:`)
+    return this.space.tagged('rank', this.tagOf(p), `min:${metric}:`)
   }
 
   /** The per-minute bucket ZSET of partition `p` for `unixMinute` (= floor(unix seconds / 60)). */
@@ -108,10 +125,14 @@ export class InteractionKeys {
 
   /** The short-lived cached windowed ranking of partition `p`. */
   rankWindow(p: number, metric: RankMetric, window: string): string {
-    return this.space.tagged('rank', `ix:${p}`, `win:${metric}:${window}`)
+    return this.space.tagged('rank', this.tagOf(p), `win:${metric}:${window}`)
   }
 
-  /** The flush consumers' member set of consumer group `group` (heartbeats; partition assignment). */
+  /**
+   * The flush consumers' member set of consumer group `group` (heartbeats; partition assignment).
+   * Its own tag `{ix:flush}`, no partition's: one small key, one heartbeat per consumer
+   * per `maintenanceIntervalMs`, so where it lands does not matter for the spread.
+   */
   flushMembers(group: string): string {
     return this.space.tagged('ix', 'ix:flush', `members:${group}`)
   }

@@ -23,7 +23,7 @@ export interface InteractionLayout {
 export interface InteractionLayoutOptions {
   /** Key prefix. Required. */
   prefix: string
-  /** @default 16 ({@link INTERACTION_DEFAULTS}) */
+  /** @default 300 ({@link INTERACTION_DEFAULTS}: with 3, 6, 10, 30 or 100 masters each serves an equal share) */
   partitions?: number
   /** @default 1000 ({@link INTERACTION_DEFAULTS}) */
   topK?: number

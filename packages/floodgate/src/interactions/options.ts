@@ -7,8 +7,9 @@ export interface InteractionOptions {
   /** Key prefix, e.g. the service's `REDIS_PREFIX`. Required. */
   prefix: string
   /**
-   * Number of partitions P, 1–16,384; item i lives in partition `i mod P` (hash tag `{ix:<p>}`).
-   * @default 16
+   * Number of partitions P, 1–16,384; item i lives in partition `i mod P` (hash tag
+   * `InteractionKeys.tagOf(p)`, slots evenly spaced).
+   * @default 300 ({@link INTERACTION_DEFAULTS}: with 3, 6, 10, 30 or 100 masters each serves an equal share)
    */
   partitions?: number
   /**

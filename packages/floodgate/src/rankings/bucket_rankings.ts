@@ -15,7 +15,7 @@ export interface RankingsOptions {
   prefix: string
   /**
    * Number of partitions items are spread over (`itemId mod partitions`); must match the write path.
-   * @default 16
+   * @default 300 (`INTERACTION_DEFAULTS.partitions`)
    */
   partitions?: number
   /**

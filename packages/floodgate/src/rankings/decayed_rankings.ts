@@ -15,7 +15,7 @@ export interface DecayedRankingsOptions {
   redis: RedisClient
   /** Key prefix (e.g. `va`). */
   prefix: string
-  /** @default 16 */
+  /** @default 300 (`INTERACTION_DEFAULTS.partitions`) */
   partitions?: number
   /** Entries kept per partition and window. @default 1000 */
   topK?: number

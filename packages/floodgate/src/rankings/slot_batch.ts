@@ -1,14 +1,19 @@
-import type { ChainableCommander } from 'ioredis'
+import type { ChainableCommander, Cluster } from 'ioredis'
 import { StoreUnavailableError } from '../errors/index.js'
+import { keySlot } from '../redis/cluster_slot.js'
 import { isCluster, type RedisClient } from '../redis/index.js'
 import { execAll } from './pipeline_results.js'
 
 /**
  * A batch of single-key commands sent as pipelines: ONE pipeline (one round
  * trip) on a single node; on Redis Cluster, where ioredis refuses a pipeline
- * whose keys live on different nodes, one pipeline per hash tag, all sent at
- * once (still one round trip of latency, in parallel). Commands with the same
- * tag (e.g. every key of one `{ix:<p>}` partition) always share a pipeline.
+ * whose keys live on different nodes, one pipeline per node (per slot group:
+ * the slots served by the same master and replicas in the client's slot map),
+ * all sent at once (still one round trip of latency, in parallel). With
+ * hundreds of interaction partitions that is one pipeline per master, not one
+ * per partition. A slot missing from the map (a refresh in progress) gets a
+ * pipeline of its own hash tag. Commands with the same tag (e.g. every key of
+ * one interaction partition) always share a pipeline.
  * Replies come back in the order the commands were added.
  */
 export class SlotBatch {
@@ -54,12 +59,21 @@ export class SlotBatch {
       for (const c of this.commands) c.build(pipeline)
       return execAll(pipeline, what)
     }
+    const slots = (this.redis as Cluster).slots
     const groups = new Map<string, { pipeline: ChainableCommander; positions: number[] }>()
+    const groupOfTag = new Map<string, string>()
     this.commands.forEach((c, i) => {
-      let group = groups.get(c.tag)
+      let name = groupOfTag.get(c.tag)
+      if (name === undefined) {
+        // a slot's nodes, joined, name its slot group; keyless commands ('') get a pipeline of their own
+        const nodes = c.tag === '' ? undefined : slots[keySlot(c.tag)]
+        name = nodes && nodes.length > 0 ? `n:${nodes.join(',')}` : `t:${c.tag}`
+        groupOfTag.set(c.tag, name)
+      }
+      let group = groups.get(name)
       if (!group) {
         group = { pipeline: this.redis.pipeline(), positions: [] }
-        groups.set(c.tag, group)
+        groups.set(name, group)
       }
       c.build(group.pipeline)
       group.positions.push(i)

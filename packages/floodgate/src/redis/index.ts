@@ -1,3 +1,4 @@
+export { crc16, hashTagOf, keySlot, SLOT_COUNT } from './cluster_slot.js'
 export {
   type CreateRedisClientOptions,
   createRedisClient,

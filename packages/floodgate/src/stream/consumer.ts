@@ -11,6 +11,7 @@ import {
   deliveryCount,
   heartbeatMembers,
   readGroup,
+  readGroupEach,
   readOwnPending,
 } from './group_commands.js'
 import { trimAndMeasureLag } from './lag.js'
@@ -37,8 +38,9 @@ export interface ConsumerStats {
  * One consumer of a Redis Streams consumer group over several streams (the
  * partitions), with at-least-once delivery made safe by an idempotent handler:
  *
- * - reads batches with XREADGROUP (non-blocking reads over all streams, then
- *   one blocking read when all were empty — on Redis Cluster, a short poll);
+ * - reads batches with XREADGROUP (a non-blocking read over all its streams — one command on a
+ *   single node, one per stream pipelined per node on Redis Cluster — then one blocking read
+ *   when all were empty; on Redis Cluster, a short poll instead);
  * - hands each batch to the handler, then XACKs it; a transient failure (the
  *   database is down) retries the same batch with full-jitter backoff, never
  *   acknowledging it; a poison failure bisects the batch to isolate the bad
@@ -238,8 +240,8 @@ export class StreamGroupConsumer {
   }
 
   /**
-   * Non-blocking reads spread over this consumer's streams until the batch is full; one blocking
-   * wait when all are empty.
+   * Non-blocking reads spread over this consumer's streams until the batch is full (one round trip
+   * per round, see {@link readGroupEach}); one blocking wait when all are empty.
    */
   private async readNew(): Promise<StreamEntry[]> {
     const { batchSize } = this.options
@@ -253,7 +255,13 @@ export class StreamGroupConsumer {
     let candidates: readonly StreamSource[] = sources
     while (candidates.length > 0 && batch.length < batchSize) {
       const count = Math.max(1, Math.ceil((batchSize - batch.length) / candidates.length))
-      const replies = await Promise.all(candidates.map((s) => this.read([s.stream], count, undefined)))
+      const replies = await readGroupEach(
+        this.redis,
+        this.options.group,
+        this.name,
+        candidates.map((s) => s.stream),
+        count,
+      )
       const full: StreamSource[] = []
       replies.forEach((entries, i) => {
         batch.push(...entries)
@@ -267,15 +275,14 @@ export class StreamGroupConsumer {
       return []
     }
     const count = Math.max(1, Math.ceil(batchSize / sources.length))
-    return this.read(
+    return readGroup(
+      this.redis,
+      this.options.group,
+      this.name,
       sources.map((s) => s.stream),
       count,
       this.options.blockMs,
     )
-  }
-
-  private read(streams: readonly string[], count: number, blockMs: number | undefined) {
-    return readGroup(this.redis, this.options.group, this.name, streams, count, blockMs)
   }
 
   /**

@@ -1,4 +1,5 @@
-import type { RedisClient } from '../redis/types.js'
+import { SlotBatch } from '../rankings/slot_batch.js'
+import { isCluster, type RedisClient } from '../redis/types.js'
 import { parseAutoClaimReply, parseDeliveryCount, parseReadReply } from './replies.js'
 import { deadLetterReply, deadLetterScript, membersReply, membersScript } from './scripts.js'
 import type { StreamEntry, StreamSource } from './types.js'
@@ -33,6 +34,37 @@ export async function readGroup(
   if (blockMs !== undefined) args.push('BLOCK', blockMs)
   args.push('STREAMS', ...streams, ...streams.map(() => '>'))
   return parseReadReply(await redis.call('XREADGROUP', ...args))
+}
+
+/**
+ * Non-blocking XREADGROUP of up to `count` new entries from each of `streams`; the entries of
+ * stream `i` at index `i`. On a single node ONE command names every stream; on Redis Cluster,
+ * where one command may not name streams in different slots, one command per stream, sent as one
+ * pipeline per node ({@link SlotBatch}): one round trip either way, never one per stream.
+ * @throws the Redis error of a failed read (on a cluster: a StoreUnavailableError wrapping it).
+ */
+export async function readGroupEach(
+  redis: RedisClient,
+  group: string,
+  consumer: string,
+  streams: readonly string[],
+  count: number,
+): Promise<StreamEntry[][]> {
+  const byStream = new Map<string, StreamEntry[]>(streams.map((s) => [s, []]))
+  if (!isCluster(redis)) {
+    for (const entry of await readGroup(redis, group, consumer, streams, count, undefined)) {
+      byStream.get(entry.stream)?.push(entry)
+    }
+    return streams.map((s) => byStream.get(s) ?? [])
+  }
+  const batch = new SlotBatch(redis)
+  for (const stream of streams) {
+    batch.add(stream, (pipe) =>
+      pipe.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>'),
+    )
+  }
+  const replies = await batch.exec('stream group read')
+  return replies.map(parseReadReply)
 }
 
 /**

@@ -18,7 +18,7 @@ afterAll(async () => {
 })
 
 describe('restore-members-3.lua', () => {
-  const markers = (p: number) => keys.space.tagged('ix', `ix:${p}`, 'restored')
+  const markers = (p: number) => keys.space.tagged('ix', keys.tagOf(p), 'restored')
   const run = (
     set: string,
     rank: string,

@@ -16,7 +16,7 @@ export const interactionFields = {
     toml: 'interaction_partitions',
     default: String(INTERACTION_DEFAULTS.partitions),
     type: { kind: 'int', min: 1, max: 16384 },
-    doc: 'Partitions of the interaction keys, streams and ranking shards (video id mod P); change only on drained streams, then rebuild.',
+    doc: 'Partitions of the interaction keys, streams and ranking shards (video id mod P), their hash tags on evenly spaced cluster slots (300: every master of 3, 6, 10, 30 or 100 serves an equal share); change only on drained streams (docs/operations.md, Upgrading the interaction layout).',
   },
   interactionTopK: {
     env: 'INTERACTION_TOP_K',

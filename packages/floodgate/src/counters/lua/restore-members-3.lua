@@ -10,9 +10,9 @@ ones change nothing. Otherwise a restore from a database that has not yet
 applied a toggle made after the first restore (an unlike still in the stream)
 would put that member back and silently undo the unlike.
 
-KEYS[1]  SET of user ids of one item (…:ix:{ix:<p>}:likes:<itemId> or …:favorites:<itemId>)
-KEYS[2]  all-time ranking ZSET of the partition (…:rank:{ix:<p>}:all:likes); untouched when ARGV[3] = '0'
-KEYS[3]  restore markers HASH of the partition (…:ix:{ix:<p>}:restored), field ARGV[5]
+KEYS[1]  SET of user ids of one item (…:ix:{<tag>}:likes:<itemId> or …:favorites:<itemId>)
+KEYS[2]  all-time ranking ZSET of the partition (…:rank:{<tag>}:all:likes); untouched when ARGV[3] = '0'
+KEYS[3]  restore markers HASH of the partition (…:ix:{<tag>}:restored), field ARGV[5]
 ARGV[1]  ranking member: the item id zero-padded to 20 digits
 ARGV[2]  K: entries kept in the ranking ZSET (integer >= 1)
 ARGV[3]  '1' update the ranking (likes), '0' do not (favourites)

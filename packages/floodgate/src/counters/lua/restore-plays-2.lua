@@ -2,8 +2,8 @@
 restore-plays-2.lua: puts an item's play count from PostgreSQL back into its Redis
 counter and its all-time plays ranking score, in one step.
 
-KEYS[1]  play counter STRING of the item (…:ix:{ix:<p>}:plays:<itemId>)
-KEYS[2]  all-time plays ranking ZSET of the partition (…:rank:{ix:<p>}:all:plays)
+KEYS[1]  play counter STRING of the item (…:ix:{<tag>}:plays:<itemId>)
+KEYS[2]  all-time plays ranking ZSET of the partition (…:rank:{<tag>}:all:plays)
 ARGV[1]  ranking member: the item id zero-padded to 20 digits
 ARGV[2]  the play count in PostgreSQL (integer >= 0)
 ARGV[3]  K: entries kept in the ranking ZSET (integer >= 1)

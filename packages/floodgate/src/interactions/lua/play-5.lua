@@ -3,12 +3,12 @@ play-5.lua: count a play once per viewer per item per dedupe window. If this
 viewer has not been seen on this item inside the window, increment the play
 counter, the rankings, and append an event; otherwise change nothing.
 
-KEYS[1]  dedupe marker STRING (…:ix:{ix:<p>}:seen:<itemId>:<viewer>), lives for the dedupe window
-KEYS[2]  play counter STRING (…:ix:{ix:<p>}:plays:<itemId>)
-KEYS[3]  all-time plays ranking ZSET of the partition (…:rank:{ix:<p>}:all:plays)
-KEYS[4]  per-minute bucket key PREFIX (…:rank:{ix:<p>}:min:plays:); the bucket is KEYS[4] .. <unix minute
+KEYS[1]  dedupe marker STRING (…:ix:{<tag>}:seen:<itemId>:<viewer>), lives for the dedupe window
+KEYS[2]  play counter STRING (…:ix:{<tag>}:plays:<itemId>)
+KEYS[3]  all-time plays ranking ZSET of the partition (…:rank:{<tag>}:all:plays)
+KEYS[4]  per-minute bucket key PREFIX (…:rank:{<tag>}:min:plays:); the bucket is KEYS[4] .. <unix minute
          from TIME>, same hash tag, same slot
-KEYS[5]  the partition's event STREAM (…:ix:{ix:<p>}:stream)
+KEYS[5]  the partition's event STREAM (…:ix:{<tag>}:stream)
 
 ARGV[1]  dedupe window (ms)
 ARGV[2]  item id (decimal string)

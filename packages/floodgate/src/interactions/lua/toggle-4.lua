@@ -5,11 +5,11 @@ and append an event to the partition's stream. Idempotent: a repeated call
 with the same state changes nothing and appends nothing.
 
 KEYS[1]  SET of user ids for this item and kind (…:likes:<itemId> or …:favorites:<itemId>)
-KEYS[2]  all-time ranking ZSET of the partition (…:rank:{ix:<p>}:all:<metric>); untouched when ARGV[7] = '0'
-KEYS[3]  per-minute bucket key PREFIX of the partition (…:rank:{ix:<p>}:min:<metric>:); the bucket
+KEYS[2]  all-time ranking ZSET of the partition (…:rank:{<tag>}:all:<metric>); untouched when ARGV[7] = '0'
+KEYS[3]  per-minute bucket key PREFIX of the partition (…:rank:{<tag>}:min:<metric>:); the bucket
          is KEYS[3] .. <unix minute from TIME>. It carries the same hash tag as KEYS[1], so it lives in
          the same slot (the BullMQ convention of deriving keys from a declared prefix key).
-KEYS[4]  the partition's event STREAM (…:ix:{ix:<p>}:stream)
+KEYS[4]  the partition's event STREAM (…:ix:{<tag>}:stream)
 
 ARGV[1]  user id (decimal string)
 ARGV[2]  desired state: '1' member (liked / favourited), '0' not a member
