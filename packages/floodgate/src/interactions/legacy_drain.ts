@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ScriptContractError } from '../errors/index.js'
 import { type Logger, logError } from '../observability/index.js'
+import { fromMember } from '../rankings/member.js'
 import { LuaScript } from '../redis/lua_script.js'
 import { isCluster, type RedisClient } from '../redis/types.js'
 import type { SqlDatabase } from '../sql/executor.js'
 import type { StreamGroupConsumer } from '../stream/consumer.js'
 import { createFlushConsumer, type InteractionFlushOptions } from './flush.js'
+import { InteractionKeys, type RankMetric } from './keys.js'
 import { LegacyInteractionKeys } from './legacy_layout.js'
 
 /** Delete a drained legacy stream in one step (`lua/drop-drained-stream-1.lua`). */
@@ -27,7 +29,7 @@ export const LEGACY_DRAIN_DEFAULTS = {
 export type LegacyDrainEvent =
   | { type: 'draining'; streams: string[] }
   | { type: 'stream-dropped'; stream: string }
-  | { type: 'cleaned'; keys: number }
+  | { type: 'cleaned'; keys: number; trendingBuckets: number }
   | { type: 'error'; error: unknown }
 
 /** A running drain; `stop()` ends it (and its consumer) and resolves when it has. */
@@ -38,9 +40,10 @@ export interface LegacyLayoutDrain {
 /**
  * Drains the event streams of the legacy interaction layout ({@link LegacyInteractionKeys}) into
  * PostgreSQL with the same group and applier as the flush, deletes each stream once every entry
- * in it was applied and acknowledged (`drop-drained-stream-1.lua`), then deletes the legacy item
- * state and ranking keys (SCAN per master, UNLINK ≤ `cleanupBatch` keys a command; the legacy
- * dead-letter streams are kept). It keeps looking every `checkIntervalMs` for as long as it runs,
+ * in it was applied and acknowledged (`drop-drained-stream-1.lua`), then carries the per-minute
+ * trending buckets over to the new partitions and deletes the legacy item state and ranking keys
+ * (SCAN per master, UNLINK ≤ `cleanupBatch` keys a command; the legacy dead-letter streams are
+ * kept: they hold entries for an operator). It keeps looking every `checkIntervalMs` for as long as it runs,
  * so entries an instance of the previous version appends during a rolling deploy are applied too.
  * Per-key watermarks make applying one item's events from two streams order-safe.
  *
@@ -58,6 +61,7 @@ export function startLegacyLayoutDrain(
   },
 ): LegacyLayoutDrain {
   const legacy = new LegacyInteractionKeys(options.prefix)
+  const layout2 = new InteractionKeys(options.prefix, options.partitions)
   const checkIntervalMs = options.checkIntervalMs ?? LEGACY_DRAIN_DEFAULTS.checkIntervalMs
   const abort = new AbortController()
   let consumer: StreamGroupConsumer | undefined
@@ -84,9 +88,10 @@ export function startLegacyLayoutDrain(
     if (present.length === 0) {
       await stopConsumer()
       if (!cleaned) {
+        const buckets = await carryTrending(redis, legacy, layout2, abort.signal)
         const keys = await deleteLegacyKeys(redis, legacy, abort.signal)
         cleaned = true
-        if (keys > 0) emit({ type: 'cleaned', keys })
+        if (keys + buckets > 0) emit({ type: 'cleaned', keys, trendingBuckets: buckets })
       }
       return
     }
@@ -142,35 +147,98 @@ export async function existingPartitions(
   return all.filter((_, i) => exists[i] === 1)
 }
 
-/** SCANs every master for the legacy item state and ranking keys and UNLINKs them; returns how many. */
+/**
+ * Calls `page` with each SCAN page of keys matching `pattern` on every master (without the
+ * client's keyPrefix, which SCAN neither adds to MATCH nor strips from what it returns).
+ */
+async function scanKeys(
+  redis: RedisClient,
+  pattern: string,
+  signal: AbortSignal,
+  page: (keys: string[]) => Promise<void>,
+): Promise<void> {
+  const nodes = isCluster(redis) ? redis.nodes('master') : [redis]
+  const keyPrefix = redis.options.keyPrefix ?? ''
+  for (const node of nodes) {
+    let cursor = '0'
+    do {
+      if (signal.aborted) return
+      const [next, found] = await node.scan(
+        cursor,
+        'MATCH',
+        keyPrefix + pattern,
+        'COUNT',
+        LEGACY_DRAIN_DEFAULTS.cleanupBatch,
+      )
+      cursor = next
+      if (found.length > 0) await page(found.map((k) => k.slice(keyPrefix.length)))
+    } while (cursor !== '0')
+  }
+}
+
+/**
+ * Carries the legacy per-minute trending buckets over to layout 2's partitions (ZINCRBY of each
+ * entry into the bucket of its item's new partition, with the old bucket's remaining PTTL), so
+ * trending does not restart empty. Each bucket is first RENAMEd aside (same slot): of two
+ * instances cleaning up at once, one carries it. Returns the buckets carried.
+ */
+async function carryTrending(
+  redis: RedisClient,
+  legacy: LegacyInteractionKeys,
+  keys: InteractionKeys,
+  signal: AbortSignal,
+): Promise<number> {
+  let carried = 0
+  for (const p of legacy.allPartitions()) {
+    await scanKeys(redis, legacy.minuteBuckets(p), signal, async (buckets) => {
+      for (const bucket of buckets) {
+        const moving = legacy.moving(bucket)
+        const renamed = await redis.renamenx(bucket, moving).catch(() => 0) // gone: another instance has it
+        if (renamed !== 1) continue
+        const [, metric, minute] = /:min:(likes|plays):(\d+)$/.exec(bucket) ?? []
+        if (metric !== undefined && minute !== undefined) {
+          const ttlMs = await redis.pttl(moving)
+          const entries = await redis.zrange(moving, '0', '-1', 'WITHSCORES')
+          for (let i = 0; i + 1 < entries.length; i += 2) {
+            const member = entries[i] as string
+            const target = keys.rankMinute(
+              keys.partitionOf(fromMember(member)),
+              metric as RankMetric,
+              Number(minute),
+            )
+            await redis.zincrby(target, Number(entries[i + 1]), member)
+            if (ttlMs > 0) await redis.pexpire(target, ttlMs)
+          }
+        }
+        await redis.unlink(moving)
+        carried++
+      }
+    })
+  }
+  return carried
+}
+
+/**
+ * UNLINKs every legacy item state and ranking key (SCAN per master; the dead-letter streams are
+ * kept) and the legacy marker; returns how many.
+ */
 async function deleteLegacyKeys(
   redis: RedisClient,
   legacy: LegacyInteractionKeys,
   signal: AbortSignal,
 ): Promise<number> {
-  const nodes = isCluster(redis) ? redis.nodes('master') : [redis]
-  // SCAN neither adds the client's keyPrefix to MATCH nor strips it from the keys it returns
-  const keyPrefix = redis.options.keyPrefix ?? ''
   const keep = new Set(legacy.allPartitions().map((p) => legacy.dead(p)))
   let deleted = 0
-  const batch = LEGACY_DRAIN_DEFAULTS.cleanupBatch
   for (const p of legacy.allPartitions()) {
     for (const pattern of legacy.patterns(p)) {
-      for (const node of nodes) {
-        let cursor = '0'
-        do {
-          if (signal.aborted) return deleted
-          const [next, found] = await node.scan(cursor, 'MATCH', keyPrefix + pattern, 'COUNT', batch)
-          cursor = next
-          const doomed = found.map((k) => k.slice(keyPrefix.length)).filter((k) => !keep.has(k))
-          // every key of one pattern carries the partition's tag: one slot, one UNLINK
-          if (doomed.length > 0) deleted += await redis.unlink(...doomed)
-        } while (cursor !== '0')
-      }
+      await scanKeys(redis, pattern, signal, async (found) => {
+        const doomed = found.filter((k) => !keep.has(k))
+        // every key of one pattern carries the partition's tag: one slot, one UNLINK
+        if (doomed.length > 0) deleted += await redis.unlink(...doomed)
+      })
     }
   }
-  const epoch = await redis.unlink(legacy.epoch())
-  return deleted + epoch
+  return deleted + (await redis.unlink(legacy.epoch()))
 }
 
 /** `{ code, pending, undelivered }` of `drop-drained-stream-1.lua`. */

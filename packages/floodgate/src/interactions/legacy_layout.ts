@@ -45,6 +45,16 @@ export class LegacyInteractionKeys {
     return [`${prefix}:ix:{ix:${p}}:*`, `${prefix}:rank:{ix:${p}}:*`]
   }
 
+  /** SCAN pattern of partition `p`'s per-minute trending buckets (`…:min:<metric>:<unixMinute>`). */
+  minuteBuckets(p: number): string {
+    return `${this.space.prefix}:rank:{ix:${p}}:min:*`
+  }
+
+  /** Where a minute bucket is moved before its entries are carried over (same slot, one mover). */
+  moving(bucket: string): string {
+    return bucket.replace(':min:', ':moving:')
+  }
+
   /** The legacy data-loss marker. */
   epoch(): string {
     return `${this.space.prefix}:epoch`

@@ -9,6 +9,7 @@ import {
   startLegacyLayoutDrain,
 } from '../../src/index.js'
 import { dropDrainedStreamScript } from '../../src/interactions/legacy_drain.js'
+import { toMember } from '../../src/rankings/member.js'
 import { type CountersSchema, createCountersSchema } from '../counters/pg_schema.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
@@ -87,6 +88,10 @@ describe('startLegacyLayoutDrain', () => {
     await redis.set(`${prefix}:ix:{ix:${p}}:seen:7:u1`, '1')
     await redis.zadd(`${prefix}:rank:{ix:${p}}:all:likes`, 2, '7')
     await redis.set(legacy.epoch(), 'old')
+    const minute = Math.floor(Date.now() / 60_000)
+    const oldBucket = `${prefix}:rank:{ix:${p}}:min:likes:${minute}`
+    await redis.zadd(oldBucket, 2, toMember(7), 1, toMember(23))
+    await redis.pexpire(oldBucket, 3_600_000)
     await redis.xadd(legacy.dead(p), '*', 'k', 'like', 'v', 'x')
 
     const recovery = new CountsRecovery({ redis, sql: schema.db, prefix, partitions: 4 })
@@ -125,6 +130,15 @@ describe('startLegacyLayoutDrain', () => {
       expect(left.filter((k) => k.includes('{ix:'))).toEqual([legacy.dead(p)])
       expect(drainEvents).toContain('stream-dropped')
       expect(drainEvents).toContain('cleaned')
+      // trending carried over to the items' layout-2 partitions, with the old bucket's TTL
+      for (const [item, score] of [
+        ['7', '2'],
+        ['23', '1'],
+      ] as const) {
+        const bucket = keys.rankMinute(keys.partitionOf(item), 'likes', minute)
+        expect(await redis.zscore(bucket, toMember(item))).toBe(score)
+        expect(await redis.pttl(bucket)).toBeGreaterThan(3_000_000)
+      }
 
       // now the recovery rebuilds layout 2 from PostgreSQL, with every legacy event in it
       expect(await recovery.waitUntilServing(10_000)).toBe(true)
