@@ -97,7 +97,7 @@ export class CountsRecovery {
     const layout = interactionLayout(options)
     this.keys = new InteractionKeys(layout.prefix, layout.partitions)
     this.tables = quoteTables(layout.tables)
-    this.legacy = new LegacyInteractionKeys(layout.prefix)
+    this.legacy = new LegacyInteractionKeys(layout.prefix, layout.partitions)
     this.topK = layout.topK
     this.checkIntervalMs = integerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
     this.chunkSize = integerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)

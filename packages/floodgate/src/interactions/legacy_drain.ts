@@ -60,8 +60,8 @@ export function startLegacyLayoutDrain(
     onDrainEvent?: (event: LegacyDrainEvent) => void
   },
 ): LegacyLayoutDrain {
-  const legacy = new LegacyInteractionKeys(options.prefix)
   const layout2 = new InteractionKeys(options.prefix, options.partitions)
+  const legacy = new LegacyInteractionKeys(options.prefix, layout2.partitions)
   const checkIntervalMs = options.checkIntervalMs ?? LEGACY_DRAIN_DEFAULTS.checkIntervalMs
   const abort = new AbortController()
   let consumer: StreamGroupConsumer | undefined

@@ -16,14 +16,19 @@ import { KeySpace } from '../redis/key_space.js'
  * they hold entries an operator must still look at.
  */
 export class LegacyInteractionKeys {
-  /** Partitions of the legacy layout (its default; a deployment that changed it says so). */
+  /** Partitions of the legacy layout looked at: its default 16, or more (see the constructor). */
   readonly partitions: number
   private readonly space: KeySpace
 
-  /** @throws {InvalidArgumentError} on an empty prefix. */
+  /**
+   * @param partitions the partition count layout 2 runs with: the legacy layout is taken to have
+   *   had max(16, partitions), its default or the same explicit setting (a deployment that lowered
+   *   an explicit count in the same upgrade must drain by hand: docs/operations.md).
+   * @throws {InvalidArgumentError} on an empty prefix.
+   */
   constructor(prefix: string, partitions = 16) {
     this.space = new KeySpace(prefix)
-    this.partitions = partitions
+    this.partitions = Math.max(16, partitions)
   }
 
   /** The event stream of legacy partition `p`. */
