@@ -38,7 +38,7 @@ describe('live counts while Redis cannot answer', () => {
     // Redis lost its data and another instance holds the rebuild lock: no Redis counts for a while.
     await redis.set(`{${prefix}:epoch}:rebuild`, 'another-instance', 'PX', 60_000)
     try {
-      await redis.del(`${prefix}:epoch`)
+      await redis.del(`${prefix}:epoch:v2`)
       expect(await app.counters.recovery.check()).toBe('rebuilding')
       const before = sqlRecorder.count(COUNTS_QUERY)
       const responses = await Promise.all(

@@ -62,7 +62,7 @@ describe('a validly signed token of a user the database does not have', () => {
     expect(await redis.xlen(keys.stream(0))).toBe(before + 3)
 
     const dead: string[] = []
-    const flush = startInteractionFlush({
+    const { flush, legacyDrain } = startInteractionFlush({
       redis,
       db: t.database.db,
       layout: interactionLayout({ prefix, partitions: 1, tables: videoInteractionTables }),
@@ -87,6 +87,7 @@ describe('a validly signed token of a user the database does not have', () => {
         from videos where id = ${video}`.execute(t.database.db)
       expect(rows[0]).toEqual({ likes: 1, favorites: 1, like_rows: 1 })
     } finally {
+      await legacyDrain.stop()
       await flush.stop()
     }
   })

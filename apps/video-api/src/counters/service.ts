@@ -184,6 +184,12 @@ function logRecovery(log: FastifyBaseLogger, event: RecoveryEvent): void {
         'Redis epoch marker missing: Redis lost its data (or first start); serving counts from PostgreSQL',
       )
       break
+    case 'legacy-draining':
+      log.warn(
+        { streams: event.streams },
+        'interaction layout 1 streams still hold events: the counters rebuild waits until the flush has applied them',
+      )
+      break
     case 'rebuild-started':
       log.info({ mode: event.mode }, 'rebuilding Redis counters and rankings from PostgreSQL')
       break

@@ -1,9 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify'
 import {
   createInteractionFlush,
+  type InteractionFlushOptions,
   type InteractionLayout,
+  type LegacyLayoutDrain,
   type RedisClient,
   type StreamGroupConsumer,
+  startLegacyLayoutDrain,
 } from 'floodgate'
 import type { Kysely } from 'kysely'
 import type { Registry } from 'prom-client'
@@ -25,8 +28,9 @@ export interface FlushSettings {
 /**
  * Starts this instance's consumer of the interaction streams (group `flush`), with its lag and
  * throughput metrics on `registry`; errors and dead letters go to the log. The instances share
- * the partitions (each reads its own; a stopped or silent instance's go to the others). Stop it
- * before the database closes.
+ * the partitions (each reads its own; a stopped or silent instance's go to the others). Beside it,
+ * the drain of the layout-1 streams (`startLegacyLayoutDrain`: a no-op but for one EXISTS per
+ * legacy partition a second once they are gone). Stop both before the database closes.
  */
 export function startInteractionFlush(input: {
   redis: RedisClient
@@ -36,9 +40,9 @@ export function startInteractionFlush(input: {
   registry: Registry
   log: FastifyBaseLogger
   settings?: FlushSettings
-}): StreamGroupConsumer {
+}): { flush: StreamGroupConsumer; legacyDrain: LegacyLayoutDrain } {
   const { settings = {} } = input
-  const flush = createInteractionFlush(input.redis, kyselySqlDatabase(input.db), {
+  const flushOptions: InteractionFlushOptions = {
     ...input.layout,
     batchSize: settings.batchSize,
     claimIdleMs: settings.claimIdleMs,
@@ -61,7 +65,13 @@ export function startInteractionFlush(input: {
           'interaction flush partitions reassigned',
         )
     },
-  })
+  }
+  const flush = createInteractionFlush(input.redis, kyselySqlDatabase(input.db), flushOptions)
   flush.start()
-  return flush
+  // upgrading from layout 1: apply and remove its streams (logs a warning while it does)
+  const legacyDrain = startLegacyLayoutDrain(input.redis, kyselySqlDatabase(input.db), {
+    ...flushOptions,
+    logger: input.log,
+  })
+  return { flush, legacyDrain }
 }

@@ -22,7 +22,7 @@ async function flushPlugin(app: FastifyInstance, options: FlushPluginOptions): P
     app.decorate('interactionFlush', null)
     return
   }
-  const flush = startInteractionFlush({
+  const { flush, legacyDrain } = startInteractionFlush({
     redis: app.redis,
     db: app.db,
     layout: app.interactionLayout,
@@ -31,7 +31,10 @@ async function flushPlugin(app: FastifyInstance, options: FlushPluginOptions): P
     settings: options.settings,
   })
   app.decorate('interactionFlush', flush)
-  app.addHook('onClose', () => flush.stop())
+  app.addHook('onClose', async () => {
+    await legacyDrain.stop()
+    await flush.stop()
+  })
 }
 
 export default fp(flushPlugin, {

@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { interactionLayout } from '../interactions/layout.js'
+import { existingPartitions } from '../interactions/legacy_drain.js'
+import { LegacyInteractionKeys } from '../interactions/legacy_layout.js'
 import { type InteractionTablesOptions, type QuotedTables, quoteTables } from '../interactions/tables.js'
 import { type Lease, Mutex } from '../lock/index.js'
 import { type Logger, logError } from '../observability/index.js'
@@ -21,6 +23,7 @@ export type RecoveryState = 'unknown' | 'ready' | 'rebuilding'
 /** What the recovery monitor tells its observer (for logs and metrics). */
 export type RecoveryEvent =
   | { type: 'epoch-missing' }
+  | { type: 'legacy-draining'; streams: number }
   | { type: 'rebuild-started'; mode: RebuildMode }
   | { type: 'rebuilt'; report: RebuildReport; epoch: string }
   | { type: 'rebuild-aborted'; error: unknown }
@@ -83,6 +86,7 @@ export class CountsRecovery {
   private readonly checkIntervalMs: number
   private readonly chunkSize: number
   private readonly mutex: Mutex
+  private readonly legacy: LegacyInteractionKeys
   private current: RecoveryState = 'unknown'
   private timer: NodeJS.Timeout | undefined
   private checking: Promise<RecoveryState> | undefined
@@ -93,6 +97,7 @@ export class CountsRecovery {
     const layout = interactionLayout(options)
     this.keys = new InteractionKeys(layout.prefix, layout.partitions)
     this.tables = quoteTables(layout.tables)
+    this.legacy = new LegacyInteractionKeys(layout.prefix, layout.partitions)
     this.topK = layout.topK
     this.checkIntervalMs = integerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
     this.chunkSize = integerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
@@ -181,8 +186,23 @@ export class CountsRecovery {
     }
     if (this.current !== 'rebuilding') this.emit({ type: 'epoch-missing' })
     this.current = 'rebuilding'
-    if (!this.running) void this.startRebuild('merge', 0, true)
+    if (!this.running && (await this.legacyDrained())) void this.startRebuild('merge', 0, true)
     return this.current
+  }
+
+  /**
+   * False while a stream of the legacy layout exists: its events are not in PostgreSQL yet, and a
+   * rebuild now would miss them (`startLegacyLayoutDrain` applies and removes those streams).
+   */
+  private async legacyDrained(): Promise<boolean> {
+    try {
+      const left = await existingPartitions(this.options.redis, this.legacy)
+      if (left.length === 0) return true
+      this.emit({ type: 'legacy-draining', streams: left.length })
+    } catch (error) {
+      this.emit({ type: 'error', phase: 'check', error })
+    }
+    return false
   }
 
   /**
@@ -309,6 +329,11 @@ export class CountsRecovery {
     const fields = { primitive: 'countsRecovery', prefix: this.options.prefix }
     if (event.type === 'epoch-missing')
       logger.warn(fields, 'counts recovery: epoch marker missing, rebuilding counters from PostgreSQL')
+    else if (event.type === 'legacy-draining')
+      logger.warn(
+        { ...fields, streams: event.streams },
+        'counts recovery: waiting for the interaction layout 1 streams to drain before the rebuild',
+      )
     else if (event.type === 'error')
       logger.warn(
         { ...fields, phase: event.phase, err: event.error },

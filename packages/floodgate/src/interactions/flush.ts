@@ -54,14 +54,31 @@ export function createInteractionFlush(
   db: SqlDatabase,
   options: InteractionFlushOptions,
 ): StreamGroupConsumer {
-  const { prefix, partitions, group = 'flush', tables, assignPartitions = true, ...consumerOptions } = options
+  const { prefix, partitions, group = 'flush', assignPartitions = true } = options
+  const keys = new InteractionKeys(prefix, partitions)
+  return createFlushConsumer(redis, db, options, {
+    membersKey: assignPartitions ? keys.flushMembers(group) : undefined,
+    sources: keys.allPartitions().map((p) => ({ stream: keys.stream(p), deadLetter: keys.dead(p) })),
+  })
+}
+
+/**
+ * The flush's consumer over `streams` (the layout's partitions, or the legacy layout's streams
+ * while they drain: see `startLegacyLayoutDrain`).
+ */
+export function createFlushConsumer(
+  redis: RedisClient,
+  db: SqlDatabase,
+  options: InteractionFlushOptions,
+  streams: Pick<StreamConsumerOptions, 'sources' | 'membersKey'>,
+): StreamGroupConsumer {
+  const { prefix, partitions, group = 'flush', tables, assignPartitions: _, ...consumerOptions } = options
   const keys = new InteractionKeys(prefix, partitions)
   const applier = new InteractionApplier(tables)
   const consumer: StreamGroupConsumer = new StreamGroupConsumer(redis, {
     metricPrefix: 'floodgate_interactions_flush_',
     ...consumerOptions,
-    membersKey: assignPartitions ? keys.flushMembers(group) : undefined,
-    sources: keys.allPartitions().map((p) => ({ stream: keys.stream(p), deadLetter: keys.dead(p) })),
+    ...streams,
     group,
     isPoison: isPoisonError,
     handler: async (entries: readonly StreamEntry[]) => {

@@ -23,6 +23,13 @@ export { canonicalId, type EntityId } from './ids.js'
 export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
 export { InteractionKeys, type RankMetric } from './keys.js'
 export { type InteractionLayout, type InteractionLayoutOptions, interactionLayout } from './layout.js'
+export {
+  LEGACY_DRAIN_DEFAULTS,
+  type LegacyDrainEvent,
+  type LegacyLayoutDrain,
+  startLegacyLayoutDrain,
+} from './legacy_drain.js'
+export { LegacyInteractionKeys } from './legacy_layout.js'
 export type { InteractionOptions, WaitForReplicas } from './options.js'
 export { checkReplicas, type ReplicaReport } from './replica_check.js'
 export { interactionSchemaSql } from './schema.js'

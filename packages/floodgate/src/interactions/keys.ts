@@ -29,7 +29,11 @@ export type RankMetric = 'likes' | 'plays'
  * | `<prefix>:rank:{<tag>}:all:<metric>` | ZSET, all-time top K |
  * | `<prefix>:rank:{<tag>}:min:<metric>:<unixMinute>` | ZSET, per-minute bucket |
  * | `<prefix>:rank:{<tag>}:win:<metric>:<window>` | ZSET, cached windowed merge |
- * | `<prefix>:epoch` | STRING, data-loss marker |
+ * | `<prefix>:epoch:v2` | STRING, data-loss marker of layout 2 |
+ *
+ * Layout 2: the previous layout ({@link LegacyInteractionKeys}) kept its marker at `<prefix>:epoch`;
+ * a new name means a Redis holding only layout-1 data reads as lost here, and is rebuilt from
+ * PostgreSQL once `startLegacyLayoutDrain` has applied and removed the layout-1 streams.
  */
 export class InteractionKeys {
   readonly space: KeySpace
@@ -137,8 +141,8 @@ export class InteractionKeys {
     return this.space.tagged('ix', 'ix:flush', `members:${group}`)
   }
 
-  /** The data-loss marker key. */
+  /** The data-loss marker key (layout 2). */
   epoch(): string {
-    return `${this.space.prefix}:epoch`
+    return `${this.space.prefix}:epoch:v2`
   }
 }

@@ -84,7 +84,7 @@ describe('CountsReader.readCounts', () => {
     client.on('error', () => undefined)
     try {
       await client.connect()
-      await client.set(`${prefix}:epoch`, 'x')
+      await client.set(`${prefix}:epoch:v2`, 'x')
       const down = new CountsReader({ redis: client, prefix, timeoutMs: 500 })
       expect((await down.readCounts(['1'])).ok).toBe(true)
       await server.kill()

@@ -151,7 +151,7 @@ describe('on Redis Cluster', () => {
       expect(await recovery.check()).toBe('rebuilding')
       for (let i = 0; i < 300 && !recovery.serving(); i++) await sleep(10)
       expect(recovery.serving()).toBe(true)
-      expect(await cluster.get(`${prefix}:epoch`)).not.toBeNull()
+      expect(await cluster.get(`${prefix}:epoch:v2`)).not.toBeNull()
       const report = await recovery.reconcile()
       expect(report).toEqual({ checked: 40, drifted: [], columnDrift: [] })
       const rankings = createRankings({ redis: cluster, prefix, partitions: 16 })
