@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest'
+import { restoreMembersOf } from '../../src/counters/rebuild.js'
 import { MEMBER_BUCKET_DEFAULTS } from '../../src/interactions/defaults.js'
 import { Interactions } from '../../src/interactions/index.js'
 import {
@@ -135,6 +136,34 @@ describe('member buckets (toggle-4.lua, includes/member-buckets.lua)', () => {
         expect(liked === 1).toBe(model.has(user))
       }
     }
+  })
+
+  it('chunked restores: a slower restorer cannot undo an unlike made after the first one finished', async () => {
+    const input = { redis, keys: k, topK: 10 }
+    const users = Array.from({ length: 750 }, (_, i) => String(20_000 + i))
+    // the bulk rebuild has sent its first page of item 31 (two steps, no marker yet) …
+    expect(await restoreMembersOf(input, 'likes', '31', users.slice(0, 500), 'merge', false)).toEqual({
+      restored: true,
+      count: 500,
+    })
+    // … another instance restores the whole item before a toggle (marker set), then the unlike runs
+    expect(await restoreMembersOf(input, 'likes', '31', users, 'merge')).toEqual({
+      restored: true,
+      count: 750,
+    })
+    expect(await ix.setLiked('31', users[700]!, false)).toMatchObject({ changed: true, count: 749 })
+    // the bulk rebuild's next page, from a DB that has not applied the unlike yet: refused
+    expect(await restoreMembersOf(input, 'likes', '31', users.slice(500), 'merge')).toEqual({
+      restored: false,
+      count: 749,
+    })
+    const [liked] = (await memberFlagsScript.run(
+      redis,
+      [k.likes('31'), k.favorites('31')],
+      [users[700]!],
+    )) as number[]
+    expect(liked).toBe(0)
+    expect(await expectWellFormed('31')).toBe(749)
   })
 
   it('dropMembers removes every bucket and the meta, in bounded UNLINKs', async () => {
