@@ -1,4 +1,4 @@
-import { InteractionKeys } from 'floodgate'
+import { InteractionKeys, readMembers } from 'floodgate'
 import pg from 'pg'
 import { bearer, type Context } from './context.js'
 import { MODE_LABEL, MODES, type ModeDeployment, pgUrl } from './modes.js'
@@ -40,12 +40,13 @@ async function compare(ctx: Context, d: ModeDeployment, videoIds: string[]): Pro
     const dbMembers = new Map<string, Set<string>>(videoIds.map((v) => [v, new Set()]))
     for (const row of likes.rows) dbMembers.get(row.v)?.add(row.u)
     const pipeline = d.redis.pipeline()
-    for (const v of videoIds) pipeline.smembers(keys.likes(v)).get(keys.plays(v))
+    for (const v of videoIds) pipeline.get(keys.plays(v))
     const replies = (await pipeline.exec()) ?? []
+    const likers = await Promise.all(videoIds.map((v) => readMembers(d.redis, keys, 'likes', v)))
     const mismatches: Comparison['mismatches'] = []
     videoIds.forEach((v, i) => {
-      const members = new Set((replies[2 * i]?.[1] as string[] | undefined) ?? [])
-      const plays = Number((replies[2 * i + 1]?.[1] as string | null | undefined) ?? 0)
+      const members = new Set(likers[i])
+      const plays = Number((replies[i]?.[1] as string | null | undefined) ?? 0)
       const db = dbMembers.get(v) ?? new Set<string>()
       const row = counts.rows.find((r) => r.id === v)
       const differ = db.size !== members.size || [...db].some((u) => !members.has(u))

@@ -181,12 +181,25 @@ export class LiveCounts {
     )
   }
 
-  /** The keys a read of `ids` depends on: the epoch marker and each item's three counters. */
+  /**
+   * The keys a read of `ids` depends on: the epoch marker and each item's counted keys (bucket 0
+   * and the meta of both memberships, which every toggle writes, and the play counter).
+   */
   private keysOf(ids: Iterable<string>): string[] {
-    const keys = this.keys
     const out = [this.epochKey]
-    for (const id of ids) out.push(keys.likes(id), keys.favorites(id), keys.plays(id))
+    for (const id of ids) out.push(...this.countedKeys(id))
     return out
+  }
+
+  private countedKeys(id: string): string[] {
+    const keys = this.keys
+    return [
+      keys.likes(id),
+      keys.memberMeta('likes', id),
+      keys.favorites(id),
+      keys.memberMeta('favorites', id),
+      keys.plays(id),
+    ]
   }
 
   private onInvalidate(changed: readonly string[] | null): void {
@@ -251,14 +264,12 @@ export class LiveCounts {
       return
     }
     const tracked = batch.tracked
-    const keys = this.keys
     for (const [id, c] of read.counts) {
       // a write acknowledged while this read was in flight is newer than its answer
       if (this.writtenInFlight.delete(id)) continue
       // an invalidation that overtook the reply: the answer is already outdated, do not keep it as fresh
       const kept =
-        tracked !== undefined &&
-        [this.epochKey, keys.likes(id), keys.favorites(id), keys.plays(id)].every((k) => tracked.unchanged(k))
+        tracked !== undefined && [this.epochKey, ...this.countedKeys(id)].every((k) => tracked.unchanged(k))
       const changed = tracked !== undefined && !kept
       this.entries.set(id, {
         likes: c.likes,

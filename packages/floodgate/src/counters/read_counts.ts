@@ -8,9 +8,16 @@ import {
 import { canonicalId } from '../interactions/ids.js'
 import { InteractionKeys } from '../interactions/keys.js'
 import { interactionLayout } from '../interactions/layout.js'
+import { memberFlagsScript } from '../interactions/scripts.js'
 import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
 import { integerIn } from '../validation/index.js'
+
+/** Replies per item in a counts read: HGET + SCARD for likes, the same for favourites, GET plays. */
+const PER_ID = 5
+
+/** Whether this process ran the flags script (so a server has it cached) since the last NOSCRIPT. */
+let flagsScriptSent = false
 
 /** Counts of one item (e.g. a video) from Redis; the flags only when a viewer was given. */
 export interface ItemCounts {
@@ -85,8 +92,11 @@ export interface CountsReaderOptions {
 
 /**
  * The counts read path (README.md beside this file, "Reading counts"): for a page of items, in ONE
- * pipelined round trip, `GET <prefix>:epoch` plus per item `SCARD likes`,
- * `SCARD favorites`, `GET plays` and, with a viewer, `SISMEMBER` on both sets.
+ * pipelined round trip, `GET <prefix>:epoch` plus per item, for likes and favourites, `HGET <meta> n`
+ * and `SCARD <bucket 0>` (the count is the meta's `n`, or the SCARD while the item has one bucket:
+ * both O(1)), `GET plays` and, with a viewer, one read-only `member-flags-2.lua` per item (exact
+ * membership across the buckets, see `interactions/lua/includes/member-buckets.lua`; the first
+ * read with a viewer in a process loads the script first, see `send`).
  * Redis answers are served only while the epoch marker is present (Redis has
  * not lost its data since the last rebuild) and no rebuild is running;
  * otherwise, or on any Redis error or timeout, it answers `ok: false` and the
@@ -143,25 +153,9 @@ export class CountsReader {
     const recovery = this.options.recovery
     if (recovery && !recovery.serving()) return { ok: false, reason: 'rebuilding' }
     if (ids.length === 0 && pairs.length === 0) return { ok: true, counts: new Map(), flags: new Map() }
-    const epochKey = this.keys.epoch()
-    const batch = new SlotBatch(via).add(epochKey, (p) => p.get(epochKey))
-    for (const id of ids) {
-      const likes = this.keys.likes(id)
-      const favorites = this.keys.favorites(id)
-      const plays = this.keys.plays(id)
-      batch.add(likes, (p) => p.scard(likes))
-      batch.add(favorites, (p) => p.scard(favorites))
-      batch.add(plays, (p) => p.get(plays))
-    }
-    for (const { itemId, userId } of pairs) {
-      const likes = this.keys.likes(itemId)
-      const favorites = this.keys.favorites(itemId)
-      batch.add(likes, (p) => p.sismember(likes, userId))
-      batch.add(favorites, (p) => p.sismember(favorites, userId))
-    }
     let replies: unknown[]
     try {
-      replies = await withinDeadline(batch.exec('counts read'), this.deadline, 'counts read')
+      replies = await withinDeadline(this.send(ids, pairs, via, false), this.deadline, 'counts read')
     } catch (error) {
       return { ok: false, reason: error instanceof RedisTimeoutError ? 'timeout' : 'redis-error', error }
     }
@@ -171,21 +165,77 @@ export class CountsReader {
     }
     const counts = new Map<string, ItemCounts>()
     ids.forEach((id, i) => {
-      const base = 1 + i * 3
+      const base = 1 + i * PER_ID
       counts.set(id, {
-        likes: Number(replies[base]),
-        favorites: Number(replies[base + 1]),
-        plays: Number(replies[base + 2] ?? 0),
+        likes: Number(replies[base] ?? replies[base + 1]),
+        favorites: Number(replies[base + 2] ?? replies[base + 3]),
+        plays: Number(replies[base + 4] ?? 0),
       })
     })
     const flags = new Map<string, ViewerFlags>()
     pairs.forEach(({ itemId, userId }, i) => {
-      const base = 1 + ids.length * 3 + i * 2
-      flags.set(flagKey(itemId, userId), {
-        liked: replies[base] === 1,
-        favorited: replies[base + 1] === 1,
-      })
+      const reply = replies[1 + ids.length * PER_ID + i] as [number, number]
+      flags.set(flagKey(itemId, userId), { liked: reply[0] === 1, favorited: reply[1] === 1 })
     })
     return { ok: true, counts, flags }
+  }
+
+  /**
+   * The one round trip: `GET epoch`, per item `HGET <likes meta> n`, `SCARD likes`, the same
+   * for favourites, `GET plays`, per pair one `member-flags-2.lua` (EVALSHA). The first read with
+   * flags in this process first runs the script once per partition asked (LuaScript: EVAL on
+   * NOSCRIPT, which caches it on that node); a NOSCRIPT later (a restart, a failover) does the
+   * same and sends the read once more.
+   */
+  private async send(
+    ids: readonly string[],
+    pairs: readonly FlagQuery[],
+    via: RedisClient,
+    retried = false,
+  ): Promise<unknown[]> {
+    const keys = this.keys
+    if (pairs.length > 0 && !flagsScriptSent) {
+      await this.loadFlagsScript(pairs, via)
+      flagsScriptSent = true
+    }
+    const epochKey = keys.epoch()
+    const batch = new SlotBatch(via).add(epochKey, (p) => p.get(epochKey))
+    for (const id of ids) {
+      for (const kind of ['likes', 'favorites'] as const) {
+        const meta = keys.memberMeta(kind, id)
+        const base = keys.members(kind, id)
+        batch.add(meta, (p) => p.hget(meta, 'n'))
+        batch.add(base, (p) => p.scard(base))
+      }
+      const plays = keys.plays(id)
+      batch.add(plays, (p) => p.get(plays))
+    }
+    for (const { itemId, userId } of pairs) {
+      const likes = keys.members('likes', itemId)
+      const favorites = keys.members('favorites', itemId)
+      batch.add(likes, (p) => p.evalsha(memberFlagsScript.sha1, 2, likes, favorites, userId))
+    }
+    try {
+      return await batch.exec('counts read')
+    } catch (error) {
+      if (retried || !String((error as Error).message).includes('NOSCRIPT')) throw error
+      flagsScriptSent = false
+      return this.send(ids, pairs, via, true)
+    }
+  }
+
+  /** Runs the flags script once per partition among `pairs` (caches it on each node). */
+  private async loadFlagsScript(pairs: readonly FlagQuery[], via: RedisClient): Promise<void> {
+    const byPartition = new Map<number, FlagQuery>()
+    for (const pair of pairs) byPartition.set(this.keys.partitionOf(pair.itemId), pair)
+    await Promise.all(
+      [...byPartition.values()].map(({ itemId, userId }) =>
+        memberFlagsScript.run(
+          via,
+          [this.keys.members('likes', itemId), this.keys.members('favorites', itemId)],
+          [userId],
+        ),
+      ),
+    )
   }
 }

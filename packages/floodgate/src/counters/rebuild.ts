@@ -1,5 +1,7 @@
+import { MEMBER_BUCKET_DEFAULTS } from '../interactions/defaults.js'
 import { awaitFlushesInFlight } from '../interactions/flush_fence.js'
-import type { InteractionKeys } from '../interactions/keys.js'
+import type { InteractionKeys, MemberKind } from '../interactions/keys.js'
+import { dropMembers, readGeometry } from '../interactions/member_buckets.js'
 import type { QuotedTables } from '../interactions/tables.js'
 import { toMember } from '../rankings/member.js'
 import type { RedisClient } from '../redis/index.js'
@@ -53,9 +55,10 @@ interface MemberRow {
 }
 
 /**
- * Rebuilds like/favourite sets, play counters and the all-time rankings from
+ * Rebuilds like/favourite buckets, play counters and the all-time rankings from
  * PostgreSQL, chunk by chunk (keyset pagination, `chunkSize` rows per page) with
- * one Lua step per item per page sent in one pipelined burst. Minute buckets
+ * Lua steps of at most `maxMembersPerStep` (250) members per item per page, sent in one
+ * pipelined burst; `replace` first drops each item's buckets in bounded UNLINKs ({@link dropMembers}). Minute buckets
  * are not rebuilt: trending windows refill from live events. Reads start once no flush
  * transaction holds the flush fence (`interactions/flush_fence.ts`).
  * @throws {RebuildAbortedError} when `signal` aborts. @throws {CountersDatabaseError} when a query fails.
@@ -75,21 +78,49 @@ function checkSignal(signal: AbortSignal | undefined): void {
 }
 
 /**
- * Restores one item's members of one kind: one Lua step (see restore-members-3.lua).
- * @returns whether it restored (false: already restored since the loss) and the SCARD after.
+ * What one restore step does (see restore-members-3.lua): `merge` adds the members of the item's
+ * last chunk and records its marker, `merge-part` adds an earlier chunk's (both: nothing once the
+ * marker is there), `add` adds with no marker (a `replace` after {@link dropMembers}).
+ */
+export type RestoreStep = 'merge' | 'merge-part' | 'add'
+
+/**
+ * Restores one item's members of one kind, in Lua steps of at most `maxMembersPerStep` (250)
+ * members each. With `merge`, every step but the last is `merge-part` and the last one `merge`
+ * (records the marker), unless `final` is false (more members follow in a later call).
+ * @returns whether it restored (false: already restored since the loss) and the count after.
+ * @throws {StoreUnavailableError} when Redis fails.
  */
 export async function restoreMembersOf(
   input: Pick<RebuildInput, 'redis' | 'keys' | 'topK'>,
-  kind: 'likes' | 'favorites',
+  kind: MemberKind,
   itemId: string,
   users: readonly string[],
-  mode: RebuildMode,
+  step: RestoreStep,
+  final = true,
+): Promise<{ restored: boolean; count: number }> {
+  const max = MEMBER_BUCKET_DEFAULTS.maxMembersPerStep
+  let out = { restored: false, count: 0 }
+  for (let i = 0; i === 0 || i < users.length; i += max) {
+    const last = i + max >= users.length
+    const mode = step === 'merge' && !(last && final) ? 'merge-part' : step
+    out = await restoreStep(input, kind, itemId, users.slice(i, i + max), mode)
+    if (!out.restored) return out // the marker is there: the item was restored already
+  }
+  return out
+}
+
+async function restoreStep(
+  input: Pick<RebuildInput, 'redis' | 'keys' | 'topK'>,
+  kind: MemberKind,
+  itemId: string,
+  users: readonly string[],
+  mode: RestoreStep,
 ): Promise<{ restored: boolean; count: number }> {
   const p = input.keys.partitionOf(itemId)
-  const setKey = kind === 'likes' ? input.keys.likes(itemId) : input.keys.favorites(itemId)
   const reply = await restoreMembersScript.run(
     input.redis,
-    [setKey, input.keys.rankAll(p, 'likes'), restoredKey(input.keys, p)],
+    [input.keys.members(kind, itemId), input.keys.rankAll(p, 'likes'), restoredKey(input.keys, p)],
     [
       toMember(itemId),
       input.topK,
@@ -97,13 +128,14 @@ export async function restoreMembersOf(
       mode,
       `${kind}:${itemId}`,
       MARKER_TTL_MS,
+      MEMBER_BUCKET_DEFAULTS.bucketLoad,
       ...users,
     ],
   )
   return restoreMembersReply(reply)
 }
 
-async function restoreMemberTable(input: RebuildInput, kind: 'likes' | 'favorites'): Promise<number> {
+async function restoreMemberTable(input: RebuildInput, kind: MemberKind): Promise<number> {
   const table = kind === 'likes' ? input.tables.likes : input.tables.favorites
   const c = input.tables.itemIdColumn
   // ORDER BY the qualified bigint columns: a bare name would bind to the text alias and sort "100" before "37".
@@ -111,23 +143,34 @@ async function restoreMemberTable(input: RebuildInput, kind: 'likes' | 'favorite
     WHERE (t.${c}, t.user_id) > ($1::bigint, $2::bigint) ORDER BY t.${c}, t.user_id LIMIT $3`
   let after: [string, string] = ['0', '0']
   let total = 0
-  // Each item is restored in ONE Lua step with all its members: the rows of the last item of a
-  // page may continue on the next page, so they are carried over until the item is complete.
-  let carried: { itemId: string; users: string[] } | undefined
+  // Each page's rows of an item go out at once, in steps of at most maxMembersPerStep members. The
+  // last item of a page may continue on the next page: it stays `open` (merge: no marker yet)
+  // until a page starts with another item or the table ends.
+  let open: string | undefined
+  const step: RestoreStep = input.mode === 'merge' ? 'merge' : 'add'
   for (;;) {
     checkSignal(input.signal)
     const { rows } = await guardSql(`read ${kind}`, () =>
       input.sql.query<MemberRow>(text, [after[0], after[1], input.chunkSize]),
     )
     const complete = rows.length < input.chunkSize
-    const groups: { itemId: string; users: string[] }[] = carried ? [carried] : []
+    const groups: { itemId: string; users: string[] }[] = []
     for (const row of rows) {
       const last = groups[groups.length - 1]
       if (last && last.itemId === row.item_id) last.users.push(row.user_id)
       else groups.push({ itemId: row.item_id, users: [row.user_id] })
     }
-    carried = complete ? undefined : groups.pop()
-    await Promise.all(groups.map((g) => restoreMembersOf(input, kind, g.itemId, g.users, input.mode)))
+    if (open !== undefined && groups[0]?.itemId !== open && step === 'merge')
+      await restoreMembersOf(input, kind, open, [], 'merge')
+    const continued = open
+    open = complete ? undefined : groups[groups.length - 1]?.itemId
+    await Promise.all(
+      groups.map(async (g) => {
+        if (input.mode === 'replace' && g.itemId !== continued)
+          await dropMembers(input.redis, input.keys, kind, g.itemId)
+        return restoreMembersOf(input, kind, g.itemId, g.users, step, g.itemId !== open)
+      }),
+    )
     total += rows.length
     if (complete) return total
     const last = rows[rows.length - 1]!
@@ -184,36 +227,70 @@ export async function restoreOneItem(
   const marks = await input.redis.hmget(restoredKey(input.keys, p), `likes:${itemId}`, `favorites:${itemId}`)
   if (marks[0] !== null && marks[1] !== null) {
     const [likes, favorites, plays] = await Promise.all([
-      input.redis.scard(input.keys.likes(itemId)),
-      input.redis.scard(input.keys.favorites(itemId)),
+      countOf(input, 'likes', itemId),
+      countOf(input, 'favorites', itemId),
       input.redis.get(input.keys.plays(itemId)),
     ])
     return { likes, favorites, plays: Number(plays ?? 0) }
   }
   await guardSql('wait for the flush fence', () => awaitFlushesInFlight(input.sql, input.keys))
   const t = input.tables
-  const c = t.itemIdColumn
   const { rows } = await guardSql('read one item', () =>
-    input.sql.query<{ kind: string; users: string[] | null; plays: string | null }>(
-      `SELECT 'likes' AS kind, array_agg(l.user_id::text) AS users, NULL AS plays FROM ${t.likes} l WHERE l.${c} = $1::bigint
-       UNION ALL SELECT 'favorites', array_agg(f.user_id::text), NULL FROM ${t.favorites} f WHERE f.${c} = $1::bigint
-       UNION ALL SELECT 'plays', NULL, v.${t.items.playCount}::text FROM ${t.items.table} v WHERE v.${t.items.id} = $1::bigint`,
+    input.sql.query<{ plays: string }>(
+      `SELECT v.${t.items.playCount}::text AS plays FROM ${t.items.table} v WHERE v.${t.items.id} = $1::bigint`,
       [itemId],
     ),
   )
   const out = { likes: 0, favorites: 0, plays: 0 }
-  for (const row of rows) {
-    if (row.kind === 'plays') {
-      const reply = await restorePlaysScript.run(
-        input.redis,
-        [input.keys.plays(itemId), input.keys.rankAll(p, 'plays')],
-        [toMember(itemId), row.plays ?? '0', input.topK, 'merge'],
-      )
-      out.plays = restorePlaysReply(reply)
-    } else {
-      const kind = row.kind === 'likes' ? 'likes' : 'favorites'
-      out[kind] = (await restoreMembersOf(input, kind, itemId, row.users ?? [], 'merge')).count
-    }
+  if (rows[0] !== undefined) {
+    const reply = await restorePlaysScript.run(
+      input.redis,
+      [input.keys.plays(itemId), input.keys.rankAll(p, 'plays')],
+      [toMember(itemId), rows[0].plays, input.topK, 'merge'],
+    )
+    out.plays = restorePlaysReply(reply)
   }
+  out.likes = await restoreItemMembers(input, 'likes', itemId)
+  out.favorites = await restoreItemMembers(input, 'favorites', itemId)
   return out
+}
+
+/** The count a read serves: the meta's `n`, or SCARD of the one bucket. */
+async function countOf(input: Pick<RebuildInput, 'redis' | 'keys'>, kind: MemberKind, itemId: string) {
+  const geometry = await readGeometry(input.redis, input.keys, kind, itemId)
+  return geometry.count ?? input.redis.scard(input.keys.members(kind, itemId))
+}
+
+/**
+ * One item's members of `kind` from the DB (keyset pages of `maxMembersPerStep` rows by user id),
+ * each page one `merge-part` step, the last one `merge`; stops at the first step that finds the
+ * marker (restored by someone else meanwhile). @returns the count after.
+ */
+async function restoreItemMembers(
+  input: Omit<RebuildInput, 'chunkSize' | 'mode' | 'signal'>,
+  kind: MemberKind,
+  itemId: string,
+): Promise<number> {
+  const table = kind === 'likes' ? input.tables.likes : input.tables.favorites
+  const c = input.tables.itemIdColumn
+  const max = MEMBER_BUCKET_DEFAULTS.maxMembersPerStep
+  const text = `SELECT t.user_id::text AS user_id FROM ${table} t
+    WHERE t.${c} = $1::bigint AND t.user_id > $2::bigint ORDER BY t.user_id LIMIT $3`
+  let after = '0'
+  for (;;) {
+    const { rows } = await guardSql(`read one item's ${kind}`, () =>
+      input.sql.query<{ user_id: string }>(text, [itemId, after, max]),
+    )
+    const last = rows.length < max
+    const step = await restoreMembersOf(
+      input,
+      kind,
+      itemId,
+      rows.map((r) => r.user_id),
+      'merge',
+      last,
+    )
+    if (last || !step.restored) return step.count
+    after = rows[rows.length - 1]!.user_id
+  }
 }

@@ -1,4 +1,5 @@
 import type { InteractionKeys } from '../interactions/keys.js'
+import { countMembers, type MemberCount } from '../interactions/member_buckets.js'
 import type { QuotedTables } from '../interactions/tables.js'
 import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
@@ -15,7 +16,7 @@ export interface CountTriple {
 /** One item whose Redis counts differ from the DB detail rows. */
 export interface Drift {
   itemId: string
-  /** SCARD of the sets and the play counter. */
+  /** Members of both kinds (the count served, or the members the buckets hold when that one agrees) and the play counter. */
   redis: CountTriple
   /** COUNT(*) of the detail rows (the truth). */
   db: CountTriple
@@ -64,7 +65,8 @@ interface Row {
 
 /**
  * Compares, item by item (keyset pages over the items table), the Redis counts
- * (SCARD of both sets, the play counter) with COUNT(*) of the detail rows,
+ * (both memberships through {@link countMembers}: the count served and the members the buckets
+ * hold; the play counter) with COUNT(*) of the detail rows,
  * and the items' count columns with the same COUNT(*).
  * Read-only on both sides.
  * @throws {CountersDatabaseError} when a query fails. @throws {StoreUnavailableError} when Redis fails.
@@ -89,26 +91,27 @@ export async function reconcileCounts(input: ReconcileInput): Promise<ReconcileR
     if (room <= 0) return report
     const { rows } = await guardSql('reconcile read', () => input.sql.query<Row>(text, [after, room]))
     if (rows.length === 0) return report
+    const ids = rows.map((row) => row.id)
     const batch = new SlotBatch(input.redis)
-    for (const row of rows) {
-      const likes = input.keys.likes(row.id)
-      const favorites = input.keys.favorites(row.id)
-      const plays = input.keys.plays(row.id)
-      batch.add(likes, (p) => p.scard(likes))
-      batch.add(favorites, (p) => p.scard(favorites))
+    for (const id of ids) {
+      const plays = input.keys.plays(id)
       batch.add(plays, (p) => p.get(plays))
     }
-    const replies = await batch.exec('reconcile read')
+    const [likes, favorites, plays] = await Promise.all([
+      countMembers(input.redis, input.keys, 'likes', ids),
+      countMembers(input.redis, input.keys, 'favorites', ids),
+      batch.exec('reconcile read'),
+    ])
     rows.forEach((row, i) => {
-      const redis = {
-        likes: Number(replies[i * 3]),
-        favorites: Number(replies[i * 3 + 1]),
-        plays: Number(replies[i * 3 + 2] ?? 0),
-      }
       const db = {
         likes: Number(row.like_rows),
         favorites: Number(row.favorite_rows),
         plays: Number(row.play_rows),
+      }
+      const redis = {
+        likes: redisCount(likes[i]!, db.likes),
+        favorites: redisCount(favorites[i]!, db.favorites),
+        plays: Number(plays[i] ?? 0),
       }
       const columns = {
         likes: Number(row.like_count),
@@ -124,6 +127,11 @@ export async function reconcileCounts(input: ReconcileInput): Promise<ReconcileR
     after = rows[rows.length - 1]!.id
     if (rows.length < room) return report
   }
+}
+
+/** The count served, or, when that one agrees with the DB, the members held (a lost or extra member shows too). */
+function redisCount(c: MemberCount, db: number): number {
+  return c.counted !== db ? c.counted : c.held
 }
 
 function same(a: CountTriple, b: CountTriple): boolean {

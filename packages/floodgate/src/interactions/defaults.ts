@@ -11,6 +11,22 @@ export const INTERACTION_DEFAULTS = {
   bucketTtlMs: 24 * 3_600_000 + 600_000,
 } as const
 
+/**
+ * Membership buckets of a like / favourite set (`lua/includes/member-buckets.lua`): a split when
+ * members > `bucketLoad` × buckets; an item stays one bucket (no meta) up to 2 × `bucketLoad`.
+ * Linear hashing leaves the not-yet-split buckets at up to about 2 × `bucketLoad` members (here
+ * ~256 expected, a binomial spread of ~16), far under Redis's default `set-max-intset-entries`
+ * (512), so every bucket stays an intset (4–8 B a member).
+ */
+export const MEMBER_BUCKET_DEFAULTS = {
+  /** Members per bucket on average before the next split (members, not bytes). */
+  bucketLoad: 128,
+  /** Most members one restore / add step (one Lua call) carries: ~1–2 ms of Redis time on an idle core. */
+  maxMembersPerStep: 250,
+  /** Most keys one UNLINK of a drop carries. */
+  maxKeysPerUnlink: 1000,
+} as const
+
 /** Internal limits of the `waitForReplicas` write path ({@link ReplicatedWrites}). */
 export const REPLICATED_WRITE_DEFAULTS = {
   /** Most writes in one node's batch (one pipeline, one WAIT). */

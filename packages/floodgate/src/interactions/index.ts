@@ -9,7 +9,7 @@ export {
   type SqlExecutor,
 } from '../sql/index.js'
 export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
-export { INTERACTION_DEFAULTS } from './defaults.js'
+export { INTERACTION_DEFAULTS, MEMBER_BUCKET_DEFAULTS } from './defaults.js'
 export { InvalidEventError, isPoisonError, ReplicationTimeoutError } from './errors.js'
 export {
   type InteractionEvent,
@@ -21,7 +21,7 @@ export { checkEvictionPolicy, type EvictionPolicyReport } from './eviction_polic
 export { createInteractionFlush, type InteractionFlushOptions } from './flush.js'
 export { canonicalId, type EntityId } from './ids.js'
 export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
-export { InteractionKeys, type RankMetric } from './keys.js'
+export { InteractionKeys, type MemberKind, type RankMetric } from './keys.js'
 export { type InteractionLayout, type InteractionLayoutOptions, interactionLayout } from './layout.js'
 export {
   LEGACY_DRAIN_DEFAULTS,
@@ -30,6 +30,16 @@ export {
   startLegacyLayoutDrain,
 } from './legacy_drain.js'
 export { LegacyInteractionKeys } from './legacy_layout.js'
+export {
+  type BucketGeometry,
+  bucketKeys,
+  countMembers,
+  dropMembers,
+  type MemberCount,
+  memberHash,
+  readGeometry,
+  readMembers,
+} from './member_buckets.js'
 export type { InteractionOptions, WaitForReplicas } from './options.js'
 export { checkReplicas, type ReplicaReport } from './replica_check.js'
 export { interactionSchemaSql } from './schema.js'

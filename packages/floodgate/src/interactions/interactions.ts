@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors/index.js'
 import { toMember } from '../rankings/member.js'
 import type { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
+import { MEMBER_BUCKET_DEFAULTS } from './defaults.js'
 import { canonicalId, type EntityId } from './ids.js'
 import { InteractionKeys } from './keys.js'
 import {
@@ -19,7 +20,7 @@ export interface ToggleResult {
   changed: boolean
   /** The caller's state after the call: liked / favourited or not. */
   active: boolean
-  /** Members after the call (SCARD). */
+  /** Members after the call (exact: the item's member count, see `lua/includes/member-buckets.lua`). */
   count: number
   /** Stream id of the appended event, `undefined` when nothing changed. */
   eventId: string | undefined
@@ -151,6 +152,7 @@ export class Interactions {
         this.options.topK,
         kind === 'like' ? '1' : '0',
         this.options.bucketTtlMs,
+        MEMBER_BUCKET_DEFAULTS.bucketLoad,
       ],
     )
     const { changed, count, eventId } = interactionReply(toggleScript, reply)

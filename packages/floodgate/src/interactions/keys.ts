@@ -5,6 +5,9 @@ import { partitionTags } from './partition_tags.js'
 
 const COUNTED = new Set(['likes', 'favorites', 'plays'])
 
+/** Memberships kept in buckets (see {@link InteractionKeys.members}). */
+export type MemberKind = 'likes' | 'favorites'
+
 /** Ranking metrics kept in Redis. */
 export type RankMetric = 'likes' | 'plays'
 
@@ -19,8 +22,10 @@ export type RankMetric = 'likes' | 'plays'
  *
  * | key | type |
  * |---|---|
- * | `<prefix>:ix:{<tag>}:likes:<itemId>` | SET of user ids |
- * | `<prefix>:ix:{<tag>}:favorites:<itemId>` | SET of user ids |
+ * | `<prefix>:ix:{<tag>}:likes:<itemId>` | SET of user ids: bucket 0 (all of them while the item has one bucket) |
+ * | `<prefix>:ix:{<tag>}:likes:<itemId>:<i>` | SET of user ids: bucket i >= 1 |
+ * | `<prefix>:ix:{<tag>}:likes:<itemId>:m` | HASH `n` members, `l` level, `s` split pointer; absent with one bucket |
+ * | `<prefix>:ix:{<tag>}:favorites:<itemId>[:<i> / :m]` | the same for favourites |
  * | `<prefix>:ix:{<tag>}:plays:<itemId>` | STRING counter |
  * | `<prefix>:ix:{<tag>}:seen:<itemId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
  * | `<prefix>:ix:{<tag>}:stream` | STREAM of events, consumer group `flush` |
@@ -86,6 +91,24 @@ export class InteractionKeys {
     return this.ix(itemId, `favorites:${itemId}`)
   }
 
+  /**
+   * Bucket 0 of an item's members of `kind` (= {@link likes} / {@link favorites}), and the base
+   * its other buckets and its meta are named from (`lua/includes/member-buckets.lua`).
+   */
+  members(kind: MemberKind, itemId: string): string {
+    return this.ix(itemId, `${kind}:${itemId}`)
+  }
+
+  /** Bucket `i` (0 ≤ i < 2^l + s) of an item's members of `kind`: SET of user ids; 0 is {@link members}. */
+  memberBucket(kind: MemberKind, itemId: string, i: number): string {
+    return i === 0 ? this.members(kind, itemId) : this.ix(itemId, `${kind}:${itemId}:${i}`)
+  }
+
+  /** The meta HASH of an item's buckets of `kind`: `n` exact count, `l` level, `s` split pointer. */
+  memberMeta(kind: MemberKind, itemId: string): string {
+    return this.ix(itemId, `${kind}:${itemId}:m`)
+  }
+
   plays(itemId: string): string {
     return this.ix(itemId, `plays:${itemId}`)
   }
@@ -94,9 +117,13 @@ export class InteractionKeys {
     return this.ix(itemId, `seen:${itemId}:${viewer}`)
   }
 
-  /** The item a {@link likes}, {@link favorites} or {@link plays} key counts, `undefined` for any other key. */
+  /**
+   * The item a {@link likes}, {@link favorites}, {@link memberMeta} or {@link plays} key counts,
+   * `undefined` for any other key.
+   */
   countedItemOf(key: string): string | undefined {
     if (!key.startsWith(`${this.space.prefix}:ix:{ix:`)) return undefined
+    if (key.endsWith(':m')) return this.countedItemOf(key.slice(0, -2))
     const idAt = key.lastIndexOf(':')
     const kind = key.slice(key.lastIndexOf(':', idAt - 1) + 1, idAt)
     return COUNTED.has(kind) ? key.slice(idAt + 1) : undefined

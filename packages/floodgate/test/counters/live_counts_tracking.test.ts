@@ -75,6 +75,23 @@ describe('LiveCounts with client tracking', () => {
     expect(await f.scardCalls()).toBe(written + 2)
   })
 
+  it('an item in several buckets: every like invalidates (through the meta key), bucket 0 untouched or not', async () => {
+    const users = Array.from({ length: 600 }, (_, i) => String(5000 + i))
+    for (let i = 0; i < users.length; i += 50)
+      await Promise.all(users.slice(i, i + 50).map((u) => interactions.setLiked('12', u, true)))
+    const { live } = await trackedLayer()
+    expect(await likes(live, '12')).toBe(600)
+    expect(await likes(live, '12')).toBe(600)
+    expect(live.stats.trackedHits).toBe(1)
+    // ten more likes by another client, each into whichever bucket its id hashes to
+    for (let n = 1; n <= 10; n++) {
+      const seen = live.stats.invalidations
+      await interactions.setLiked('12', String(9000 + n), true)
+      await until(() => live.stats.invalidations > seen)
+      expect(await likes(live, '12')).toBe(600 + n)
+    }
+  })
+
   it('an invalidation that overtakes the reply of its read: the reply is served but not kept', async () => {
     const proxy = await StallingProxy.start(f.server.port)
     try {

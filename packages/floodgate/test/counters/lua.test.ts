@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { LuaScript, toMember } from '../../src/index.js'
 import { InteractionKeys } from '../../src/interactions/keys.js'
+import { readGeometry, readMembers } from '../../src/interactions/member_buckets.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 const redis = testRedisClient()
@@ -30,7 +31,7 @@ describe('restore-members-3.lua', () => {
     restoreMembers.run(
       redis,
       [set, rank, markers(keys.partitionOf(id))],
-      [toMember(id), 10, flags[0], flags[1], `${kind}:${id}`, 60_000, ...users],
+      [toMember(id), 10, flags[0], flags[1], `${kind}:${id}`, 60_000, 128, ...users],
     )
 
   it('merge adds DB members to what is there, sets the ranking to the SCARD, once per recovery', async () => {
@@ -65,10 +66,45 @@ describe('restore-members-3.lua', () => {
     const reply = await restoreMembers.run(
       redis,
       [keys.likes('13'), rank, markers(1)],
-      [toMember('13'), 2, '1', 'merge', 'likes:13', 60_000, ...users],
+      [toMember('13'), 2, '1', 'merge', 'likes:13', 60_000, 128, ...users],
     )
     expect(reply).toEqual([1, 2500])
     expect(await redis.zrevrange(rank, 0, -1)).toEqual([toMember('13'), toMember('9')])
+    expect((await readMembers(redis, keys, 'likes', '13')).sort((a, b) => Number(a) - Number(b))).toEqual(
+      users,
+    )
+  })
+
+  it('merge-part adds without the marker; the merge of the last chunk sets it; later chunks are refused', async () => {
+    const set = keys.likes('17')
+    const rank = keys.rankAll(keys.partitionOf('17'), 'likes')
+    const users = Array.from({ length: 300 }, (_, i) => String(1000 + i))
+    expect(await run(set, rank, '17', ['1', 'merge-part'], users.slice(0, 200))).toEqual([1, 200])
+    expect(await redis.hexists(markers(keys.partitionOf('17')), 'likes:17')).toBe(0)
+    expect(await run(set, rank, '17', ['1', 'merge'], users.slice(200))).toEqual([1, 300])
+    expect(await redis.hexists(markers(keys.partitionOf('17')), 'likes:17')).toBe(1)
+    // a slower restorer's chunk after the marker (and after a toggle) changes nothing
+    expect(await run(set, rank, '17', ['1', 'merge-part'], ['5'])).toEqual([0, 300])
+    expect(await run(set, rank, '17', ['1', 'merge'], ['5'])).toEqual([0, 300])
+    expect(await redis.zscore(rank, toMember('17'))).toBe('300')
+  })
+
+  it('replace empties an item of several buckets first; add ignores markers; an unknown mode is refused', async () => {
+    const set = keys.likes('21')
+    const rank = keys.rankAll(keys.partitionOf('21'), 'likes')
+    await run(
+      set,
+      rank,
+      '21',
+      ['1', 'merge'],
+      Array.from({ length: 700 }, (_, i) => String(i + 1)),
+    )
+    expect((await readGeometry(redis, keys, 'likes', '21')).buckets).toBeGreaterThan(4)
+    expect(await run(set, rank, '21', ['1', 'replace'], ['3', '4'])).toEqual([1, 2])
+    expect(await redis.exists(keys.memberMeta('likes', '21'), keys.memberBucket('likes', '21', 1))).toBe(0)
+    expect(await run(set, rank, '21', ['1', 'add'], ['5'])).toEqual([1, 3])
+    expect((await redis.smembers(set)).sort()).toEqual(['3', '4', '5'])
+    await expect(run(set, rank, '21', ['1', 'bogus'], ['6'])).rejects.toThrow(/unknown mode/)
   })
 })
 

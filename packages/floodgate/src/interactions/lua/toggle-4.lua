@@ -4,7 +4,9 @@ an absolute state; only if the membership really changed, update the ranking
 and append an event to the partition's stream. Idempotent: a repeated call
 with the same state changes nothing and appends nothing.
 
-KEYS[1]  SET of user ids for this item and kind (…:likes:<itemId> or …:favorites:<itemId>)
+KEYS[1]  base key of this item's members of this kind (…:likes:<itemId> or …:favorites:<itemId>):
+         bucket 0, and the prefix of the item's other buckets (KEYS[1] .. ':' .. i) and of its meta
+         HASH (KEYS[1] .. ':m'), which carry KEYS[1]'s hash tag (see includes/member-buckets.lua)
 KEYS[2]  all-time ranking ZSET of the partition (…:rank:{<tag>}:all:<metric>); untouched when ARGV[7] = '0'
 KEYS[3]  per-minute bucket key PREFIX of the partition (…:rank:{<tag>}:min:<metric>:); the bucket
          is KEYS[3] .. <unix minute from TIME>. It carries the same hash tag as KEYS[1], so it lives in
@@ -19,21 +21,17 @@ ARGV[5]  event kind: 'like' or 'favorite'
 ARGV[6]  top K kept in the all-time ranking ZSET (integer >= 1)
 ARGV[7]  '1' to update the rankings (likes), '0' to skip them (favourites)
 ARGV[8]  minute bucket TTL (ms)
+ARGV[9]  bucket load: members per bucket on average before a split (integer >= 1)
 
 Returns: { changed (1 membership changed, 0 it was already in that state),
-           count (SCARD after the call),
+           count (members after the call, exact),
            event id (stream id of the appended event, or '' when unchanged) }
 Event fields: k kind, v item id, u user id, s absolute state (1/0), t Redis time (ms).
 XADD never trims (MAXLEN): trimming is the flush consumer's job, below its oldest pending entry.
 ]]
 --- @include "../../redis/lua/includes/now-ms"
-local changed
-if ARGV[2] == '1' then
-  changed = redis.call('SADD', KEYS[1], ARGV[1])
-else
-  changed = redis.call('SREM', KEYS[1], ARGV[1])
-end
-local count = redis.call('SCARD', KEYS[1])
+--- @include "includes/member-buckets"
+local changed, count = setMember(KEYS[1], ARGV[1], ARGV[2] == '1', tonumber(ARGV[9]))
 if changed == 0 then
   return { 0, count, '' }
 end

@@ -1,0 +1,61 @@
+--[[
+legacy-toggle-4.lua: the toggle as shipped before issue 25 (one SET per item and
+kind, SADD/SREM + SCARD), kept only so bench/viral/likes.ts can measure the old layout beside
+the new one in the same run. It is not used by the library.
+
+Set one user's membership (like or favourite) of one item to
+an absolute state; only if the membership really changed, update the ranking
+and append an event to the partition's stream. Idempotent: a repeated call
+with the same state changes nothing and appends nothing.
+
+KEYS[1]  SET of user ids for this item and kind (…:likes:<itemId> or …:favorites:<itemId>)
+KEYS[2]  all-time ranking ZSET of the partition (…:rank:{ix:<p>}:all:<metric>); untouched when ARGV[7] = '0'
+KEYS[3]  per-minute bucket key PREFIX of the partition (…:rank:{ix:<p>}:min:<metric>:); the bucket
+         is KEYS[3] .. <unix minute from TIME>. It carries the same hash tag as KEYS[1], so it lives in
+         the same slot (the BullMQ convention of deriving keys from a declared prefix key).
+KEYS[4]  the partition's event STREAM (…:ix:{ix:<p>}:stream)
+
+ARGV[1]  user id (decimal string)
+ARGV[2]  desired state: '1' member (liked / favourited), '0' not a member
+ARGV[3]  item id (decimal string)
+ARGV[4]  ranking member: the item id zero-padded to 20 digits
+ARGV[5]  event kind: 'like' or 'favorite'
+ARGV[6]  top K kept in the all-time ranking ZSET (integer >= 1)
+ARGV[7]  '1' to update the rankings (likes), '0' to skip them (favourites)
+ARGV[8]  minute bucket TTL (ms)
+
+Returns: { changed (1 membership changed, 0 it was already in that state),
+           count (SCARD after the call),
+           event id (stream id of the appended event, or '' when unchanged) }
+Event fields: k kind, v item id, u user id, s absolute state (1/0), t Redis time (ms).
+XADD never trims (MAXLEN): trimming is the flush consumer's job, below its oldest pending entry.
+]]
+--- @include "../../../packages/floodgate/src/redis/lua/includes/now-ms"
+local changed
+if ARGV[2] == '1' then
+  changed = redis.call('SADD', KEYS[1], ARGV[1])
+else
+  changed = redis.call('SREM', KEYS[1], ARGV[1])
+end
+local count = redis.call('SCARD', KEYS[1])
+if changed == 0 then
+  return { 0, count, '' }
+end
+
+local nowMs = redisNowMs()
+
+if ARGV[7] == '1' then
+  local topK = tonumber(ARGV[6])
+  redis.call('ZADD', KEYS[2], count, ARGV[4])
+  if redis.call('ZCARD', KEYS[2]) > topK then
+    redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(topK + 1))
+  end
+  local bucket = KEYS[3] .. math.floor(nowMs / 60000)
+  local delta = 1
+  if ARGV[2] ~= '1' then delta = -1 end
+  redis.call('ZINCRBY', bucket, delta, ARGV[4])
+  redis.call('PEXPIRE', bucket, ARGV[8])
+end
+
+local id = redis.call('XADD', KEYS[4], '*', 'k', ARGV[5], 'v', ARGV[3], 'u', ARGV[1], 's', ARGV[2], 't', nowMs)
+return { 1, count, id }
