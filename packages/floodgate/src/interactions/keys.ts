@@ -19,7 +19,8 @@ export type RankMetric = 'likes' | 'plays'
  * | `<prefix>:ix:{ix:<p>}:likes:<itemId>` | SET of user ids |
  * | `<prefix>:ix:{ix:<p>}:favorites:<itemId>` | SET of user ids |
  * | `<prefix>:ix:{ix:<p>}:plays:<itemId>` | STRING counter |
- * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
+ * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<g>:m` | HASH `b` buckets, `n` viewers of play-dedupe generation g; TTL to the end of g + 1 |
+ * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<g>:<bucket>` | SET (intset) of viewer hashes, one bucket of generation g; same TTL |
  * | `<prefix>:ix:{ix:<p>}:stream` | STREAM of events, consumer group `flush` |
  * | `<prefix>:ix:{ix:<p>}:dead` | STREAM of dead letters |
  * | `<prefix>:ix:{ix:flush}:members:<group>` | ZSET, flush consumers' heartbeats (partition assignment) |
@@ -69,8 +70,12 @@ export class InteractionKeys {
     return this.ix(itemId, `plays:${itemId}`)
   }
 
-  seen(itemId: string, viewer: string): string {
-    return this.ix(itemId, `seen:${itemId}:${viewer}`)
+  /**
+   * Prefix of the item's play-dedupe keys (`play-5.lua` appends `<generation>:m` for the
+   * generation's HASH and `<generation>:<bucket>` for its SETs of viewer hashes; same hash tag).
+   */
+  playSeenPrefix(itemId: string): string {
+    return this.ix(itemId, `seen:${itemId}:`)
   }
 
   /** The item a {@link likes}, {@link favorites} or {@link plays} key counts, `undefined` for any other key. */
