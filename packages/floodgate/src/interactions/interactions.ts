@@ -97,8 +97,8 @@ export class Interactions {
    * Records a play by `viewer` (from {@link playViewer}); counted once per viewer per item per
    * dedupe window: with W = `playDedupeWindowMs`, a repeat less than W after the viewer's counted
    * play is not counted, one 2W or more after it is, one in between is when it falls two window
-   * generations (floor(Redis time / W)) after the counted one. The viewer is kept as a 63-bit
-   * hash ({@link playViewerHash}; collisions undercount by about 2·10⁻¹² at 10⁷ viewers) in
+   * generations (floor(Redis time / W)) after the counted one. The viewer is kept as a 53-bit
+   * hash ({@link playViewerHash}; collisions undercount by about 2·10⁻⁹ at 10⁷ viewers) in
    * buckets of at most a few hundred (`play-5.lua`), never a key per viewer.
    * Rate limiting is the caller's job.
    * @throws {InvalidArgumentError} on an invalid id or viewer. @throws {StoreUnavailableError} when Redis fails.

@@ -19,7 +19,7 @@ export type RankMetric = 'likes' | 'plays'
  * | `<prefix>:ix:{ix:<p>}:likes:<itemId>` | SET of user ids |
  * | `<prefix>:ix:{ix:<p>}:favorites:<itemId>` | SET of user ids |
  * | `<prefix>:ix:{ix:<p>}:plays:<itemId>` | STRING counter |
- * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<g>:m` | HASH `b` buckets, `n` viewers of play-dedupe generation g; TTL to the end of g + 1 |
+ * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<g>:n` | STRING, viewer hashes in play-dedupe generation g (buckets: max(1, ⌈n / 128⌉)); TTL to the end of g + 1 |
  * | `<prefix>:ix:{ix:<p>}:seen:<itemId>:<g>:<bucket>` | SET (intset) of viewer hashes, one bucket of generation g; same TTL |
  * | `<prefix>:ix:{ix:<p>}:stream` | STREAM of events, consumer group `flush` |
  * | `<prefix>:ix:{ix:<p>}:dead` | STREAM of dead letters |
@@ -71,8 +71,8 @@ export class InteractionKeys {
   }
 
   /**
-   * Prefix of the item's play-dedupe keys (`play-5.lua` appends `<generation>:m` for the
-   * generation's HASH and `<generation>:<bucket>` for its SETs of viewer hashes; same hash tag).
+   * Prefix of the item's play-dedupe keys (`play-5.lua` appends `<generation>:n` for the
+   * generation's count of hashes and `<generation>:<bucket>` for its SETs of viewer hashes; same hash tag).
    */
   playSeenPrefix(itemId: string): string {
     return this.ix(itemId, `seen:${itemId}:`)

@@ -55,9 +55,9 @@ async function play(
 const counted = async (item: string, viewer: string, nowMs: number) =>
   (await play(item, viewer, nowMs)).changed
 
-/** The bucket of a member as play-5.lua computes it (low 15 decimal digits, linear hashing). */
+/** The bucket of a member as play-5.lua computes it (linear hashing on the hash's low bits). */
 function bucketOf(member: string, buckets: number): number {
-  const x = Number(member.slice(-15))
+  const x = Number(member)
   let half = 1
   while (half * 2 <= buckets) half *= 2
   const b = x % (half * 2)
@@ -75,13 +75,14 @@ describe('play-5.lua: viewers in intset buckets per window generation', () => {
     expect(await counted('1', 'u10', now + 1)).toBe(false)
 
     const at = `${keys.playSeenPrefix('1')}${G}:`
-    expect(await redis.hgetall(`${at}m`)).toEqual({ b: '1', n: '2' })
+    expect(await redis.get(`${at}n`)).toBe('2')
+    expect(await redis.exists(`${at}1`)).toBe(0) // one bucket up to T = 128 hashes
     expect((await redis.smembers(`${at}0`)).sort()).toEqual(
       [playViewerHash('u10'), playViewerHash('u9')].sort(),
     )
     expect(await redis.object('ENCODING', `${at}0`)).toBe('intset')
     // every key of generation G expires at the end of G + 1: 2W - 15 s from `now`
-    for (const key of [`${at}m`, `${at}0`]) {
+    for (const key of [`${at}n`, `${at}0`]) {
       const ttl = await redis.pttl(key)
       expect(ttl).toBeGreaterThan(2 * W - 15_000 - 5_000)
       expect(ttl).toBeLessThanOrEqual(2 * W - 15_000)
@@ -120,8 +121,9 @@ describe('play-5.lua: viewers in intset buckets per window generation', () => {
     expect(Math.max(...first.map((r) => r.count))).toBe(n)
 
     const at = `${keys.playSeenPrefix(item)}${G}:`
-    expect(await redis.hgetall(`${at}m`)).toEqual({ b: String(n / load), n: String(n) })
-    const buckets = n / load
+    expect(await redis.get(`${at}n`)).toBe(String(n))
+    const buckets = n / load // ceil(n / T)
+    expect(await redis.exists(`${at}${buckets}`)).toBe(0)
     let members = 0
     for (let b = 0; b < buckets; b++) {
       const key = `${at}${b}`
@@ -147,8 +149,9 @@ describe('play-5.lua: viewers in intset buckets per window generation', () => {
     const viewers = Array.from({ length: n }, (_, i) => `a${(i + 1).toString(16).padStart(32, '0')}`)
     await Promise.all(viewers.map((v) => play(item, v, T0 + 2000)))
     const at = `${keys.playSeenPrefix(item)}${G}:`
-    const buckets = Number(await redis.hget(`${at}m`, 'b'))
-    expect(buckets).toBe(Math.ceil(n / 128))
+    const buckets = Math.ceil(n / 128)
+    expect(await redis.get(`${at}n`)).toBe(String(n))
+    expect(await redis.exists(`${at}${buckets - 1}`, `${at}${buckets}`)).toBe(1)
     let largest = 0
     for (let b = 0; b < buckets; b++) {
       largest = Math.max(largest, await redis.scard(`${at}${b}`))
@@ -172,7 +175,7 @@ describe('play-5.lua: viewers in intset buckets per window generation', () => {
     expect(await redis.smembers(`${at}2`)).toEqual(['2'])
     // hash 4 lands in bucket 0 (4 mod 4); the split is bucket 1's: 3 (3 mod 4) moves to bucket 3
     expect((await play(item, 'h4', now, { load: 1, hash: '4' })).changed).toBe(true)
-    expect(await redis.hgetall(`${at}m`)).toEqual({ b: '4', n: '4' })
+    expect(await redis.get(`${at}n`)).toBe('4')
     expect((await redis.smembers(`${at}0`)).sort()).toEqual(['0', '4'])
     expect(await redis.smembers(`${at}1`)).toEqual(['1'])
     expect(await redis.smembers(`${at}3`)).toEqual(['3'])

@@ -99,7 +99,7 @@ describe('play-5.lua', () => {
     const [seconds] = await redis.time()
     const at = `${k.playSeenPrefix('10')}${Math.floor(Number(seconds) / 600)}:`
     expect(await redis.smembers(`${at}0`)).toEqual([playViewerHash(viewer)])
-    const pttl = await redis.pttl(`${at}m`)
+    const pttl = await redis.pttl(`${at}n`)
     expect(pttl).toBeGreaterThan(590_000)
     expect(pttl).toBeLessThanOrEqual(1_200_000)
     const entries = await redis.xrange(k.stream(p), first.eventId!, first.eventId!)
