@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, describe, expect, it } from 'vitest'
 import { toMember } from '../../src/index.js'
 import { InteractionKeys } from '../../src/interactions/keys.js'
@@ -24,8 +25,8 @@ afterAll(async () => {
 async function play(
   item: string,
   viewer: string,
-  nowMs: number,
-  opts: { load?: number; hash?: string } = {},
+  nowMs: number | undefined,
+  opts: { load?: number; hash?: string; windowMs?: number } = {},
 ) {
   const p = keys.partitionOf(item)
   const reply = await playScript.run(
@@ -38,7 +39,7 @@ async function play(
       keys.stream(p),
     ],
     [
-      W,
+      opts.windowMs ?? W,
       item,
       toMember(item),
       viewer,
@@ -46,7 +47,7 @@ async function play(
       120_000,
       opts.hash ?? playViewerHash(viewer),
       opts.load ?? 128,
-      nowMs,
+      ...(nowMs === undefined ? [] : [nowMs]),
     ],
   )
   return interactionReply(playScript, reply)
@@ -190,5 +191,22 @@ describe('play-5.lua: viewers in intset buckets per window generation', () => {
       expect((await play(item, viewer, now + W, { load: 1, hash })).changed).toBe(false)
     }
     expect(await redis.get(keys.plays(item))).toBe('4')
+  })
+
+  it("on Redis TIME, a generation's keys expire by themselves at the end of the next generation", async () => {
+    const windowMs = 300
+    const [seconds, micros] = await redis.time()
+    const g = Math.floor((Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)) / windowMs)
+    expect((await play('21', 'u1', undefined, { windowMs })).changed).toBe(true)
+    expect((await play('21', 'u1', undefined, { windowMs })).changed).toBe(false)
+    // the play ran in g, or in g + 1 if the clock moved on in between
+    const at = [g, g + 1].map((x) => `${keys.playSeenPrefix('21')}${x}:`)
+    let live = 0
+    for (const a of at) live += await redis.exists(`${a}n`, `${a}0`)
+    expect(live).toBe(2)
+    for (const a of at) expect(await redis.pttl(`${a}n`)).toBeLessThanOrEqual(2 * windowMs)
+    await sleep(2 * windowMs + 100)
+    for (const a of at) expect(await redis.exists(`${a}n`, `${a}0`)).toBe(0)
+    expect((await play('21', 'u1', undefined, { windowMs })).changed).toBe(true)
   })
 })
