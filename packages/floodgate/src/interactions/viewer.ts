@@ -40,7 +40,7 @@ const HASH_BITS = 53n
  * bound: among n distinct viewers of one item inside the window (two generations, so up to 2n
  * hashes checked) the expected number of colliding pairs is about (2n)²/2⁵⁴: 0.022 for
  * n = 10,000,000 viewers per window, i.e. an expected undercount of about 2·10⁻⁹ of the plays
- * (0.1 % would take n ≈ 5·10¹¹).
+ * (0.1 % would take n ≈ 4.5·10¹²).
  */
 export function playViewerHash(viewer: string): string {
   const h = createHash('sha256').update(viewer).digest().readBigUInt64BE(0) >> (64n - HASH_BITS)
