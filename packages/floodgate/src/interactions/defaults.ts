@@ -27,6 +27,18 @@ export const MEMBER_BUCKET_DEFAULTS = {
   maxKeysPerUnlink: 1000,
 } as const
 
+/** Internal sizes of the play dedupe (`play-5.lua`, {@link Interactions.recordPlay}). */
+export const PLAY_DEDUPE_DEFAULTS = {
+  /**
+   * Split load T: a generation's seen-set of n viewer hashes in b buckets splits one bucket when
+   * n > T·b, so a bucket holds T hashes on average and the fullest (not yet split this round)
+   * about 2T = 256, below Redis's `set-max-intset-entries` (default 512, which must not be
+   * lowered under 512): every bucket stays an intset (8 bytes a hash) and a split moves one
+   * bucket of about 256 hashes.
+   */
+  bucketLoad: 128,
+} as const
+
 /** Internal limits of the `waitForReplicas` write path ({@link ReplicatedWrites}). */
 export const REPLICATED_WRITE_DEFAULTS = {
   /** Most writes in one node's batch (one pipeline, one WAIT). */

@@ -9,7 +9,7 @@ export {
   type SqlExecutor,
 } from '../sql/index.js'
 export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
-export { INTERACTION_DEFAULTS, MEMBER_BUCKET_DEFAULTS } from './defaults.js'
+export { INTERACTION_DEFAULTS, MEMBER_BUCKET_DEFAULTS, PLAY_DEDUPE_DEFAULTS } from './defaults.js'
 export { InvalidEventError, isPoisonError, ReplicationTimeoutError } from './errors.js'
 export {
   type InteractionEvent,
@@ -49,4 +49,4 @@ export {
   type InteractionTablesOptions,
   type ItemTable,
 } from './tables.js'
-export { isPlayViewer, playViewer } from './viewer.js'
+export { isPlayViewer, playViewer, playViewerHash } from './viewer.js'

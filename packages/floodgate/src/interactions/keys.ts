@@ -27,7 +27,8 @@ export type RankMetric = 'likes' | 'plays'
  * | `<prefix>:ix:{<tag>}:likes:<itemId>:m` | HASH `n` members, `l` level, `s` split pointer; absent with one bucket |
  * | `<prefix>:ix:{<tag>}:favorites:<itemId>[:<i> / :m]` | the same for favourites |
  * | `<prefix>:ix:{<tag>}:plays:<itemId>` | STRING counter |
- * | `<prefix>:ix:{<tag>}:seen:<itemId>:<viewer>` | STRING, play dedupe, TTL = dedupe window |
+ * | `<prefix>:ix:{<tag>}:seen:<itemId>:<g>:n` | STRING, viewer hashes in play-dedupe generation g (buckets: max(1, ⌈n / 128⌉)); TTL to the end of g + 1 |
+ * | `<prefix>:ix:{<tag>}:seen:<itemId>:<g>:<bucket>` | SET (intset) of viewer hashes, one bucket of generation g; same TTL |
  * | `<prefix>:ix:{<tag>}:stream` | STREAM of events, consumer group `flush` |
  * | `<prefix>:ix:{<tag>}:dead` | STREAM of dead letters |
  * | `<prefix>:ix:{ix:flush}:members:<group>` | ZSET, flush consumers' heartbeats (partition assignment) |
@@ -113,8 +114,12 @@ export class InteractionKeys {
     return this.ix(itemId, `plays:${itemId}`)
   }
 
-  seen(itemId: string, viewer: string): string {
-    return this.ix(itemId, `seen:${itemId}:${viewer}`)
+  /**
+   * Prefix of the item's play-dedupe keys (`play-5.lua` appends `<generation>:n` for the
+   * generation's count of hashes and `<generation>:<bucket>` for its SETs of viewer hashes; same hash tag).
+   */
+  playSeenPrefix(itemId: string): string {
+    return this.ix(itemId, `seen:${itemId}:`)
   }
 
   /**

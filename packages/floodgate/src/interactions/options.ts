@@ -18,8 +18,10 @@ export interface InteractionOptions {
    */
   topK?: number
   /**
-   * Play dedupe window (ms): one viewer's plays of one item inside it count once.
-   * @default 600000 (10 min)
+   * Play dedupe window W (ms): a viewer's repeat play of an item is not counted less than W after
+   * their counted play, and is counted 2W or more after it (generations of W ms by Redis time;
+   * see {@link Interactions.recordPlay}): the effective window is between W and 2W.
+   * @default 600000 (10 min: repeats count again after 10 to 20 min)
    */
   playDedupeWindowMs?: number
   /**

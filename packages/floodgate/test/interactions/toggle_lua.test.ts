@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { InvalidArgumentError } from '../../src/errors/index.js'
-import { Interactions, playViewer } from '../../src/interactions/index.js'
+import { Interactions, playViewer, playViewerHash } from '../../src/interactions/index.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 const redis = testRedisClient()
@@ -94,9 +94,14 @@ describe('play-5.lua', () => {
     expect(first).toMatchObject({ counted: true, count: 1 })
     expect(await ix.recordPlay('10', viewer)).toEqual({ counted: false, count: 1, eventId: undefined })
     const p = k.partitionOf('10')
-    const pttl = await redis.pttl(k.seen('10', viewer))
+    // no key per viewer: its hash sits in bucket 0 of this generation (W = 600 s, Redis time),
+    // whose keys live to the end of the next generation: between W and 2W
+    const [seconds] = await redis.time()
+    const at = `${k.playSeenPrefix('10')}${Math.floor(Number(seconds) / 600)}:`
+    expect(await redis.smembers(`${at}0`)).toEqual([playViewerHash(viewer)])
+    const pttl = await redis.pttl(`${at}n`)
     expect(pttl).toBeGreaterThan(590_000)
-    expect(pttl).toBeLessThanOrEqual(600_000)
+    expect(pttl).toBeLessThanOrEqual(1_200_000)
     const entries = await redis.xrange(k.stream(p), first.eventId!, first.eventId!)
     expect(entries[0]?.[1].slice(0, 6)).toEqual(['k', 'play', 'v', '10', 'w', viewer])
     expect(await redis.zscore(k.rankAll(p, 'plays'), '00000000000000000010')).toBe('1')

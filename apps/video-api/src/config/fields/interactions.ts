@@ -30,7 +30,7 @@ export const interactionFields = {
     toml: 'play_dedupe_window_ms',
     default: String(INTERACTION_DEFAULTS.playDedupeWindowMs),
     type: { kind: 'int', min: 1000, max: 86_400_000 },
-    doc: "A viewer's plays of one video inside this window count once (ms).",
+    doc: "Play dedupe window W (ms): a viewer's repeat play of one video is not counted less than W after their counted play and is counted 2W or more after it (generations of W by Redis time), so the effective window is between W and 2W.",
   },
   interactionWaitReplicas: {
     env: 'INTERACTION_WAIT_REPLICAS',
