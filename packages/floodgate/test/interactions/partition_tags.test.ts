@@ -89,7 +89,7 @@ describe('interaction partition tags', () => {
         keys.likes(item),
         keys.favorites(item),
         keys.plays(item),
-        keys.seen(item, 'u:1'),
+        keys.playSeenPrefix(item),
         keys.stream(p),
         keys.dead(p),
         keys.rankAll(p, 'likes'),
