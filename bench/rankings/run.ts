@@ -4,7 +4,10 @@
  * the log-space decayed score (one ZADD per event, no re-scoring), plus the
  * all-time read. Run from the repo root:
  *
- *   node --conditions=floodgate-source --import tsx bench/rankings/run.ts [videos] [eventsPerVideo]
+ *   node --conditions=floodgate-source --import tsx bench/rankings/run.ts [videos] [eventsPerVideo] [partitions] [rounds]
+ *
+ * `partitions` defaults to `INTERACTION_DEFAULTS.partitions` (300); run it with 16 for the layout
+ * before issue 26.
  *
  * Uses the Redis at REDIS_URL (default redis://127.0.0.1:6379) under a unique prefix
  * and deletes its keys afterwards. Writes bench/results/rankings.json.
@@ -16,6 +19,7 @@ import {
   createRankings,
   DecayedRankings,
   decayRatePerMs,
+  INTERACTION_DEFAULTS,
   InteractionKeys,
   type Rankings,
   type TopQuery,
@@ -25,7 +29,9 @@ import { Redis } from 'ioredis'
 
 const VIDEOS = Number(process.argv[2] ?? 100_000)
 const EVENTS_PER_VIDEO = Number(process.argv[3] ?? 2)
-const PARTITIONS = 16
+const PARTITIONS = Number(process.argv[4] ?? INTERACTION_DEFAULTS.partitions)
+/** Queries per cached-read scenario; the recompute scenarios run min(20, ROUNDS). */
+const ROUNDS = Number(process.argv[5] ?? 500)
 const LIMIT = 50
 const ORIGIN_MS = 1_767_225_600_000
 const prefix = `bench:rank:${randomBytes(4).toString('hex')}`
@@ -109,7 +115,7 @@ async function seed(metric: 'likes' | 'plays', windowMinutes: number, halfLifeMs
   }
   for (const [id, score] of decayed) {
     pipeline.zadd(
-      keys.space.tagged('rank', `ix:${keys.partitionOf(id)}`, `decay:${metric}:${window}`),
+      keys.space.tagged('rank', keys.tagOf(keys.partitionOf(id)), `decay:${metric}:${window}`),
       score,
       toMember(id),
     )
@@ -183,30 +189,30 @@ async function main() {
     ...(await measureInterleaved(
       [
         { label: 'buckets 1h, cached result (what most queries see)', run: q(buckets, oneH) },
-        { label: 'decayed score 1h (16 × ZREVRANGE)', run: q(decayed, oneH) },
+        { label: `decayed score 1h (${PARTITIONS} × ZREVRANGE)`, run: q(decayed, oneH) },
         { label: 'buckets 24h, cached result', run: q(buckets, day) },
-        { label: 'decayed score 24h (16 × ZREVRANGE)', run: q(decayed, day) },
+        { label: `decayed score 24h (${PARTITIONS} × ZREVRANGE)`, run: q(decayed, day) },
         {
-          label: 'all-time (16 × ZREVRANGE of top-K ZSETs)',
+          label: `all-time (${PARTITIONS} × ZREVRANGE of top-K ZSETs)`,
           run: q(buckets, { metric: 'likes', window: 'all', limit: LIMIT }),
         },
       ],
-      500,
+      ROUNDS,
     )),
     ...(await measureInterleaved(
       [
         {
-          label: 'buckets 1h, recompute (16 × ZUNIONSTORE of 60 buckets)',
+          label: `buckets 1h, recompute (${PARTITIONS} × ZUNIONSTORE of 60 buckets)`,
           run: q(buckets, oneH),
           before: dropLocks('plays', '1h'),
         },
         {
-          label: 'buckets 24h, recompute (16 × ZUNIONSTORE of 1440 buckets)',
+          label: `buckets 24h, recompute (${PARTITIONS} × ZUNIONSTORE of 1440 buckets)`,
           run: q(buckets, day),
           before: dropLocks('likes', '24h'),
         },
       ],
-      20,
+      Math.min(20, ROUNDS),
     )),
   ]
   // Write cost of the alternative: one Lua step per event per window.
@@ -233,7 +239,9 @@ async function main() {
     overlapTop50: overlap,
   }
   mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
-  writeFileSync(new URL('../results/rankings.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
+  // an explicit partition count (a comparison run) writes a file of its own
+  const file = process.argv[4] === undefined ? 'rankings.json' : `rankings-p${PARTITIONS}.json`
+  writeFileSync(new URL(`../results/${file}`, import.meta.url), `${JSON.stringify(result, null, 2)}\n`)
 }
 
 try {
