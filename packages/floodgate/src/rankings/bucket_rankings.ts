@@ -1,10 +1,11 @@
+import { Singleflight } from '../cache/singleflight.js'
 import type { InteractionKeys } from '../interactions/keys.js'
 import type { RedisClient } from '../redis/index.js'
 import { integerIn } from '../validation/index.js'
 import { readAllTimeTops } from './all_time.js'
 import { mergeTops } from './merge.js'
 import { assertQuery, type ResolvedWindow, resolveRankingsLayout, windowOf } from './options.js'
-import type { RankedItem, Rankings, TopQuery, WindowSpec } from './types.js'
+import type { RankedItem, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
 import { WindowCache, type WindowCacheStats } from './window_cache.js'
 
 /** Options of {@link createRankings}. */
@@ -59,6 +60,7 @@ export class BucketRankings implements Rankings {
   readonly topK: number
   private readonly windows: Map<string, ResolvedWindow>
   private readonly cache: WindowCache
+  private readonly reads = new Singleflight<RankedItem[]>()
 
   constructor(private readonly options: RankingsOptions) {
     const layout = resolveRankingsLayout(options)
@@ -86,8 +88,18 @@ export class BucketRankings implements Rankings {
     return this.cache.stats
   }
 
+  /**
+   * Concurrent reads of one (metric, window, limit) in this process share one read: with many
+   * partitions a read is one command per partition (pipelined per node), so a flood of ranking
+   * requests must not multiply it. A read that starts while another is in flight gets that one's
+   * answer (at most one read's time older).
+   */
   async top(query: TopQuery): Promise<RankedItem[]> {
     const metric = assertQuery(query, this.topK)
+    return this.reads.run(`${metric}|${query.window}|${query.limit}`, () => this.read(metric, query))
+  }
+
+  private async read(metric: RankingMetric, query: TopQuery): Promise<RankedItem[]> {
     if (query.window === 'all') {
       const tops = await readAllTimeTops(
         this.options.redis,

@@ -42,6 +42,34 @@ async function seedBucket(metric: 'likes' | 'plays', ageMinutes: number, counts:
 }
 
 describe('all-time rankings', () => {
+  it('shares one read among concurrent identical queries (one command per partition, not per call)', async () => {
+    await seedAll('likes', { '3': 8, '4': 1 })
+    let zrevranges = 0
+    const counting = new Proxy(redis, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver)
+        if (name !== 'pipeline' || typeof value !== 'function') return value
+        return (...args: unknown[]) => {
+          const pipe = value.apply(target, args)
+          const zrevrange = pipe.zrevrange.bind(pipe)
+          pipe.zrevrange = (...a: unknown[]) => {
+            zrevranges++
+            return (zrevrange as (...x: unknown[]) => unknown)(...a)
+          }
+          return pipe
+        }
+      },
+    })
+    const rankings = createRankings({ redis: counting, prefix, partitions: P })
+    const query = { metric: 'likes', window: 'all', limit: 10 } as const
+    const answers = await Promise.all(Array.from({ length: 50 }, () => rankings.top(query)))
+    for (const a of answers) expect(a.map((e) => e.itemId)).toEqual(['3', '4'])
+    expect(zrevranges).toBe(P)
+    // a read after those settled reads again (no staleness beyond one read in flight)
+    await redis.zadd(keys.rankAll(keys.partitionOf('5'), 'likes'), 9, toMember('5'))
+    expect((await rankings.top(query)).map((e) => e.itemId)).toEqual(['5', '3', '4'])
+  })
+
   it('merges partitions in score order, ties newer (higher id) first, numerically', async () => {
     // 9 and 10 tie; 10 is newer and must rank first even though "9" > "10" as strings.
     await seedAll('likes', { '9': 5, '10': 5, '3': 8, '4': 1, '12': 5, '7': 0 })
