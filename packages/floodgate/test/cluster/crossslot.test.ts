@@ -21,10 +21,12 @@ import {
   DecayedRankings,
   Interactions,
   KeySpace,
+  LegacyInteractionKeys,
   Mutex,
   notFound,
   playViewer,
   type RateLimitAlgorithm,
+  startLegacyLayoutDrain,
 } from '../../src/index.js'
 import { resolveLuaIncludes } from '../../src/redis/lua_include.js'
 import { type CountersSchema, createCountersSchema, seedMembers, seedPlays } from '../counters/pg_schema.js'
@@ -350,6 +352,29 @@ describe('on Redis Cluster, through the public APIs', () => {
     const report = await recovery.reconcile()
     expect(report.drifted).toEqual([])
     await recovery.stop()
+  })
+
+  it('the layout-1 drain: its stream applied and dropped, its trending carried, its keys deleted', async () => {
+    const legacy = new LegacyInteractionKeys(prefix)
+    const like = ['k', 'like', 'v', '3', 'u', '9', 's', '1', 't', String(Date.now())]
+    await cluster.xadd(legacy.stream(3), '*', ...like)
+    await cluster.zadd(`${prefix}:rank:{ix:3}:min:likes:${Math.floor(Date.now() / 60_000)}`, 1, '3')
+    const steps: string[] = []
+    const drain = startLegacyLayoutDrain(cluster, schema.db, {
+      prefix,
+      partitions: 8,
+      blockMs: 100,
+      checkIntervalMs: 50,
+      onDrainEvent: (e) => void steps.push(e.type),
+    })
+    try {
+      for (const deadline = Date.now() + 20_000; !steps.includes('cleaned'); await sleep(50))
+        if (Date.now() > deadline) throw new Error(`drain did not finish: ${steps}`)
+    } finally {
+      await drain.stop()
+    }
+    const { rows } = await schema.pool.query('SELECT count(*)::int AS n FROM item_likes WHERE user_id = 9')
+    expect(rows[0].n).toBe(1)
   })
 })
 
