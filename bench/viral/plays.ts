@@ -176,6 +176,8 @@ async function seedPreviousGeneration(redis: Redis, keys: InteractionKeys): Prom
 
 async function run(layout: Layout) {
   const server = await PrivateRedis.start()
+  // 30 s, not floodgate's default 2 s cap: a bench of Redis CPU per call loads 100,000 plays back to
+  // back; the cap protects requests, and a timed-out call here would only skew the count
   const redis = new Redis(server.port, '127.0.0.1', { commandTimeout: 30_000 })
   try {
     await redis.config('SET', 'slowlog-log-slower-than', String(SLOWLOG_US))

@@ -18,6 +18,8 @@ let cluster: Cluster
 
 beforeAll(async () => {
   pc = await PrivateCluster.start({ masters: 3, replicasPerMaster: 1 })
+  // 5 s, not the default 2 s cap: this test counts commands, not latency, and a like storm on a
+  // fresh private cluster of a loaded 2-core box must not fail a command on a scheduling stall
   cluster = createRedisClient(pc.seeds, {
     commandTimeoutMs: 5000,
     redis: { enableOfflineQueue: true },

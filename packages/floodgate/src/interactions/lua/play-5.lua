@@ -98,6 +98,7 @@ elseif (n - 1) % load == 0 then
   local from = buckets - half
   local source = at .. from
   local target = at .. buckets
+  -- one bucket, never the generation: about 2T hashes at most, a bounded step
   local members = redis.call('SMEMBERS', source)
   local moving = {}
   for _, m in ipairs(members) do

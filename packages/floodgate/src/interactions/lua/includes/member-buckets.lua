@@ -41,6 +41,7 @@ end
 local function splitBucket(base, l, s)
   local size = 2 ^ l
   local src = bucketKey(base, s)
+  -- one bucket, never the item: about 2 x load members at most (an intset), a bounded step
   local members = redis.call('SMEMBERS', src)
   local moved = {}
   for i = 1, #members do
