@@ -1,8 +1,10 @@
 /**
  * Ranking query latency with 100,000 videos in the window: the minute-bucket
- * design (ZUNIONSTORE … WEIGHTS into a cached result, one recomputer) against
+ * design (ZUNIONSTORE … WEIGHTS into one shared merged result, one recomputer) against
  * the log-space decayed score (one ZADD per event, no re-scoring), plus the
- * all-time read. Run from the repo root:
+ * all-time read; each bucket-design row beside the previous read path (`previous/`: per-partition
+ * cached merges probed on every read, every partition's top read whole), in the same run,
+ * interleaved. Run from the repo root:
  *
  *   node --conditions=floodgate-source --import tsx bench/rankings/run.ts [videos] [eventsPerVideo] [partitions] [rounds]
  *
@@ -26,6 +28,9 @@ import {
   toMember,
 } from 'floodgate'
 import { Redis } from 'ioredis'
+import { resolveRankingsLayout } from '../../packages/floodgate/src/rankings/options.js'
+import { windowTopKeys } from '../../packages/floodgate/src/rankings/ranking_keys.js'
+import { PreviousRankings } from './previous/rankings.js'
 
 const VIDEOS = Number(process.argv[2] ?? 100_000)
 const EVENTS_PER_VIDEO = Number(process.argv[3] ?? 2)
@@ -167,9 +172,17 @@ async function main() {
     topK: 100_000,
     originMs: ORIGIN_MS,
   })
-  const dropLocks = (metric: 'likes' | 'plays', window: string) => async () => {
-    await redis.del(...keys.allPartitions().map((p) => `${keys.rankWindow(p, metric, window)}:lock`))
+  const previous = new PreviousRankings(
+    redis,
+    prefix,
+    PARTITIONS,
+    resolveRankingsLayout({ prefix, partitions: PARTITIONS, windows }).windows,
+  )
+  const dropLock = (metric: 'likes' | 'plays', window: string) => async () => {
+    await redis.del(windowTopKeys(keys, metric, window, LIMIT).lock)
   }
+  const dropPreviousLocks = (metric: 'likes' | 'plays', window: string) => () =>
+    previous.dropLocks(metric, window)
   const q = (r: Rankings, query: TopQuery) => () => r.top(query)
   const oneH: TopQuery = { metric: 'plays', window: '1h', limit: LIMIT }
   const day: TopQuery = { metric: 'likes', window: '24h', limit: LIMIT }
@@ -184,32 +197,49 @@ async function main() {
   for (const query of [oneH, day]) {
     await buckets.top(query)
     await decayed.top(query)
+    await previous.top(query)
   }
+  const all: TopQuery = { metric: 'likes', window: 'all', limit: LIMIT }
+  const same = JSON.stringify(await buckets.top(all)) === JSON.stringify(await previous.top(all))
+  console.log(`all-time top ${LIMIT}: same answer as the previous read: ${same}`)
   const rows = [
     ...(await measureInterleaved(
       [
-        { label: 'buckets 1h, cached result (what most queries see)', run: q(buckets, oneH) },
-        { label: `decayed score 1h (${PARTITIONS} × ZREVRANGE)`, run: q(decayed, oneH) },
-        { label: 'buckets 24h, cached result', run: q(buckets, day) },
-        { label: `decayed score 24h (${PARTITIONS} × ZREVRANGE)`, run: q(decayed, day) },
         {
-          label: `all-time (${PARTITIONS} × ZREVRANGE of top-K ZSETs)`,
-          run: q(buckets, { metric: 'likes', window: 'all', limit: LIMIT }),
+          label: 'buckets 1h, cached result (what most queries see): one shared merged top',
+          run: q(buckets, oneH),
         },
+        { label: `previous: buckets 1h, cached result (${PARTITIONS} × 4 probes)`, run: q(previous, oneH) },
+        { label: `decayed score 1h (threshold read of ${PARTITIONS} ZSETs)`, run: q(decayed, oneH) },
+        { label: 'buckets 24h, cached result: one shared merged top', run: q(buckets, day) },
+        { label: `previous: buckets 24h, cached result (${PARTITIONS} × 4 probes)`, run: q(previous, day) },
+        { label: `decayed score 24h (threshold read of ${PARTITIONS} ZSETs)`, run: q(decayed, day) },
+        { label: `all-time (threshold read of ${PARTITIONS} top-K ZSETs, exact)`, run: q(buckets, all) },
+        { label: `previous: all-time (${PARTITIONS} × ZREVRANGE 0 ${LIMIT - 1})`, run: q(previous, all) },
       ],
       ROUNDS,
     )),
     ...(await measureInterleaved(
       [
         {
-          label: `buckets 1h, recompute (${PARTITIONS} × ZUNIONSTORE of 60 buckets)`,
+          label: `buckets 1h, recompute (${PARTITIONS} × window-top-1.lua over 60 buckets)`,
           run: q(buckets, oneH),
-          before: dropLocks('plays', '1h'),
+          before: dropLock('plays', '1h'),
         },
         {
-          label: `buckets 24h, recompute (${PARTITIONS} × ZUNIONSTORE of 1440 buckets)`,
+          label: `previous: buckets 1h, recompute (${PARTITIONS} × ZUNIONSTORE of 60 buckets sent as arguments)`,
+          run: q(previous, oneH),
+          before: dropPreviousLocks('plays', '1h'),
+        },
+        {
+          label: `buckets 24h, recompute (${PARTITIONS} × window-top-1.lua over 1440 buckets)`,
           run: q(buckets, day),
-          before: dropLocks('likes', '24h'),
+          before: dropLock('likes', '24h'),
+        },
+        {
+          label: `previous: buckets 24h, recompute (${PARTITIONS} × ZUNIONSTORE of 1440 buckets sent as arguments)`,
+          run: q(previous, day),
+          before: dropPreviousLocks('likes', '24h'),
         },
       ],
       Math.min(20, ROUNDS),
@@ -235,6 +265,7 @@ async function main() {
     seedMs,
     usedMemoryWhileSeeded: usedMemory,
     rows,
+    sameAllTimeAnswerAsPrevious: same,
     decayedRecordOpsPerSec,
     overlapTop50: overlap,
   }

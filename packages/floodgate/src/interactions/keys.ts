@@ -34,7 +34,7 @@ export type RankMetric = 'likes' | 'plays'
  * | `<prefix>:ix:{ix:flush}:members:<group>` | ZSET, flush consumers' heartbeats (partition assignment) |
  * | `<prefix>:rank:{<tag>}:all:<metric>` | ZSET, all-time top K |
  * | `<prefix>:rank:{<tag>}:min:<metric>:<unixMinute>` | ZSET, per-minute bucket |
- * | `<prefix>:rank:{<tag>}:win:<metric>:<window>` | ZSET, cached windowed merge |
+ * | `<prefix>:rank:{top:<metric>:<window>:<limit>}` (+ `:lock`) | STRING, merged top of a trending window, all partitions (`rankings/ranking_keys.ts`) |
  * | `<prefix>:epoch:v2` | STRING, data-loss marker of layout 2 |
  *
  * Layout 2: the previous layout ({@link LegacyInteractionKeys}) kept its marker at `<prefix>:epoch`;
@@ -157,11 +157,6 @@ export class InteractionKeys {
   /** The per-minute bucket ZSET of partition `p` for `unixMinute` (= floor(unix seconds / 60)). */
   rankMinute(p: number, metric: RankMetric, unixMinute: number): string {
     return `${this.rankMinutePrefix(p, metric)}${unixMinute}`
-  }
-
-  /** The short-lived cached windowed ranking of partition `p`. */
-  rankWindow(p: number, metric: RankMetric, window: string): string {
-    return this.space.tagged('rank', this.tagOf(p), `win:${metric}:${window}`)
   }
 
   /**

@@ -48,11 +48,12 @@ export interface RankingsOptions {
 
 /**
  * Hot rankings on Redis (README.md beside this file), bucket design:
- * - all-time: per-partition ZSETs of counts trimmed to top K by the write path; a query
- *   reads every partition's top in one pipeline and merges client-side;
- * - trending: per-minute bucket ZSETs (TTL 24 h + margin) merged per partition
- *   with exponential time-decay weights `2^(−age/halfLife)` by `ZUNIONSTORE … WEIGHTS`
- *   into a short-lived cached result that one instance at a time recomputes (see {@link WindowCache}).
+ * - all-time: per-partition ZSETs of counts trimmed to top K by the write path; a query reads
+ *   just the entries of each partition that can make the top (exact, at most two pipelined round
+ *   trips, see `readTopsByThreshold`) and merges them client-side: always current;
+ * - trending: per-minute bucket ZSETs (TTL 24 h + margin) merged per partition with exponential
+ *   time-decay weights `2^(−age/halfLife)` by `ZUNIONSTORE … WEIGHTS`, then across partitions, into
+ *   one short-lived shared result that one instance at a time recomputes (see {@link WindowCache}).
  * Ties: score descending, then higher (newer) item id first.
  */
 export class BucketRankings implements Rankings {
@@ -89,9 +90,9 @@ export class BucketRankings implements Rankings {
   }
 
   /**
-   * Concurrent reads of one (metric, window, limit) in this process share one read: with many
-   * partitions a read is one command per partition (pipelined per node), so a flood of ranking
-   * requests must not multiply it. A read that starts while another is in flight gets that one's
+   * Concurrent reads of one (metric, window, limit) in this process share one read: an all-time
+   * read is one command per partition (pipelined per node), so a flood of ranking requests must
+   * not multiply it. A read that starts while another is in flight gets that one's
    * answer (at most one read's time older).
    */
   async top(query: TopQuery): Promise<RankedItem[]> {
@@ -110,10 +111,7 @@ export class BucketRankings implements Rankings {
       )
       return mergeTops(tops, query.limit)
     }
-    return mergeTops(
-      await this.cache.tops(metric, windowOf(this.windows, query.window), query.limit),
-      query.limit,
-    )
+    return this.cache.top(metric, windowOf(this.windows, query.window), query.limit)
   }
 }
 

@@ -3,11 +3,13 @@ import type { RedisClient } from '../redis/index.js'
 import { integerIn } from '../validation/index.js'
 import { decayRatePerMs } from './decay.js'
 import { toMember } from './member.js'
-import { mergeTops, parseWithScores } from './merge.js'
+import { mergeTops } from './merge.js'
 import { assertQuery, type ResolvedWindow, resolveRankingsLayout, windowOf } from './options.js'
 import { decayedKey } from './ranking_keys.js'
 import { decayAddReply, decayAddScript } from './scripts.js'
 import { SlotBatch } from './slot_batch.js'
+import { readTopsByThreshold } from './threshold_read.js'
+import { timeReplyMs } from './time_reply.js'
 import type { RankedItem, RankingMetric, Rankings, TopQuery, WindowSpec } from './types.js'
 
 /** Options of {@link DecayedRankings}. */
@@ -82,19 +84,19 @@ export class DecayedRankings implements Rankings {
   async top(query: TopQuery): Promise<RankedItem[]> {
     const metric = assertQuery(query, this.topK)
     const window = windowOf(this.windows, query.window)
-    const batch = new SlotBatch(this.options.redis).add('', (pipe) => pipe.time())
-    for (let p = 0; p < this.keys.partitions; p++) {
-      const key = decayedKey(this.keys, p, metric, window.name)
-      batch.add(key, (pipe) => pipe.zrevrange(key, 0, query.limit - 1, 'WITHSCORES'))
-    }
-    const replies = await batch.exec('decayed ranking read')
-    const [seconds, micros] = replies[0] as [string, string]
-    const t = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.originMs
-    const lambdaT = decayRatePerMs(window.halfLifeMs) * t
+    const time = new SlotBatch(this.options.redis).add('', (pipe) => pipe.time())
     const countCorrupt = () => {
       this.stats.corruptScores++
     }
-    const parts = replies.slice(1).map((reply) => parseWithScores(reply, countCorrupt))
+    const { parts, head } = await readTopsByThreshold(
+      this.options.redis,
+      (p) => decayedKey(this.keys, p, metric, window.name),
+      this.keys.partitions,
+      query.limit,
+      'decayed ranking read',
+      { onCorrupt: countCorrupt, first: time },
+    )
+    const lambdaT = decayRatePerMs(window.halfLifeMs) * (timeReplyMs(head[0]) - this.originMs)
     return mergeTops(parts, query.limit, (s) => Math.exp(s - lambdaT))
   }
 }

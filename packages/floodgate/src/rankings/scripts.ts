@@ -10,3 +10,6 @@ export function decayAddReply(reply: unknown): number {
   if (typeof reply !== 'string') throw new ScriptContractError(decayAddScript.name, reply)
   return parseScore(reply)
 }
+
+/** One partition's decayed merge of a trending window's minute buckets, top N (`lua/window-top-1.lua`). */
+export const windowTopScript = new LuaScript(new URL('./lua/window-top-1.lua', import.meta.url))

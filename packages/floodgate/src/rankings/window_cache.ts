@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { InteractionKeys } from '../interactions/keys.js'
 import type { RedisClient } from '../redis/index.js'
-import { bucketWeights } from './decay.js'
-import { parseWithScores } from './merge.js'
+import { mergeTops, parseWithScores } from './merge.js'
 import type { ResolvedWindow } from './options.js'
 import { execAll } from './pipeline_results.js'
-import { windowLockKey } from './ranking_keys.js'
-import { SlotBatch } from './slot_batch.js'
-import type { RankingMetric } from './types.js'
+import { windowTopKeys } from './ranking_keys.js'
+import { windowTopScript } from './scripts.js'
+import { timeReplyMs } from './time_reply.js'
+import type { RankedItem, RankingMetric } from './types.js'
 
 /** Value the recompute lock holds once the cached result it guards is written. */
 const READY = 'ready'
@@ -24,37 +24,38 @@ export interface WindowCacheSettings {
 
 /** Counters of what the window cache did (per process). */
 export interface WindowCacheStats {
-  /** Cached results this process recomputed (it held the recompute lock). */
+  /** Merged results this process recomputed and shared (it held the recompute lock). */
   recomputes: number
-  /** Partitions served a previous result while another instance recomputed. */
+  /** Reads served the previous merged result while it was recomputed (by this or another instance). */
   staleServed: number
-  /** Partitions computed privately (no cached result and the wait ran out); nothing shared was written. */
+  /** Recomputes run behind a stale answer that failed (Redis down or slow); the next period retries. */
+  refreshFailures: number
+  /** Reads computed privately (no shared result and the wait ran out); nothing shared was written. */
   privateComputes: number
   /** Members left out of an answer because their stored score was not a finite number (a foreign write). */
   corruptScores: number
 }
 
-type Entries = { id: string; score: number }[]
-
-interface Probe {
-  won: boolean
-  ready: boolean
-  exists: boolean
-  rows: Entries
-}
-
 /**
- * The cached merge of a partition's minute buckets. The lock key
- * `…:win:<metric>:<window>:lock` doubles as the freshness marker: `SET NX PX
- * cacheTtlMs` elects one recomputer per (partition, metric, window) per
- * period; it writes the merged result (`ZUNIONSTORE … WEIGHTS`, trimmed to top K,
- * kept `staleTtlMs`) in one MULTI and flips the lock to `ready` (TTL kept).
- * Everyone else serves the current result, or the previous one while the
- * recompute runs; with no result at all they poll briefly (`waitMs`), then
- * compute into a private key and delete it.
+ * The merged top of a trending window, shared by every instance: one STRING (JSON
+ * `[[itemId, score], …]`) per (metric, window, limit), so a read is ONE round trip of three
+ * commands on one slot, whatever the number of partitions. Its lock key (`…:lock`, same hash
+ * tag) doubles as the freshness marker: `SET NX PX cacheTtlMs` elects one recomputer per
+ * period; it merges every partition's minute buckets (`window-top-1.lua`: one script call per
+ * partition, a few bytes of arguments each), merges their tops client-side, and writes the result
+ * (kept `staleTtlMs`) and flips the lock to `ready` (TTL kept) in one MULTI. Stale-while-revalidate:
+ * while a previous result exists, every reader, the elected one too, answers with it at once and
+ * the recompute runs behind; with no result at all the elected reader answers with its recompute,
+ * and the others poll briefly (`waitMs`), then compute privately without writing.
  */
 export class WindowCache {
-  readonly stats: WindowCacheStats = { recomputes: 0, staleServed: 0, privateComputes: 0, corruptScores: 0 }
+  readonly stats: WindowCacheStats = {
+    recomputes: 0,
+    staleServed: 0,
+    refreshFailures: 0,
+    privateComputes: 0,
+    corruptScores: 0,
+  }
   /** Counts a member {@link parseWithScores} left out; also passed to the all-time read. */
   readonly countCorrupt = (): void => {
     this.stats.corruptScores++
@@ -66,134 +67,109 @@ export class WindowCache {
     private readonly settings: WindowCacheSettings,
   ) {}
 
-  /** Top `limit` entries of every partition for the window, in rank order per partition. */
-  async tops(metric: RankingMetric, window: ResolvedWindow, limit: number): Promise<Entries[]> {
+  /**
+   * The top `limit` items of the window over all partitions, in rank order.
+   * @throws {StoreUnavailableError} when Redis fails.
+   */
+  async top(metric: RankingMetric, window: ResolvedWindow, limit: number): Promise<RankedItem[]> {
     const token = randomBytes(8).toString('hex')
-    const result: Entries[] = new Array(this.keys.partitions)
-    let pending = [...Array(this.keys.partitions).keys()]
+    const { value, lock } = windowTopKeys(this.keys, metric, window.name, limit)
+    const freshMs = window.cacheTtlMs ?? this.settings.cacheTtlMs
     const deadline = Date.now() + this.settings.waitMs
     let nowMs = 0
-    for (let round = 0; pending.length > 0; round++) {
+    for (let round = 0; ; round++) {
       if (round > 0) {
         if (Date.now() >= deadline) break
         await sleep(15 + Math.random() * 20)
       }
-      const probe = await this.probe(pending, metric, window, limit, token)
-      nowMs = probe.nowMs
-      const waiting: number[] = []
-      const recompute: number[] = []
-      pending.forEach((p, i) => {
-        const s = probe.states[i]!
-        if (s.won) recompute.push(p)
-        else if (s.ready || s.exists) {
-          if (!s.ready) this.stats.staleServed++
-          result[p] = s.rows
-        } else waiting.push(p)
-      })
-      const computed = await Promise.all(
-        recompute.map((p) => this.recompute(p, metric, window, limit, nowMs)),
+      const [won, state, cached, time] = await execAll(
+        this.redis.pipeline().set(lock, token, 'PX', freshMs, 'NX').get(lock).get(value).time(),
+        'window ranking probe',
       )
-      recompute.forEach((p, i) => {
-        result[p] = computed[i]!
-      })
-      pending = waiting
+      nowMs = timeReplyMs(time)
+      const items = typeof cached === 'string' ? this.decode(cached) : undefined
+      const at = { value, lock, freshMs }
+      if (won === 'OK') {
+        if (!items) return this.recompute(metric, window, limit, nowMs, at)
+        // stale-while-revalidate: the elected reader answers at once too; a failed recompute
+        // leaves the lock to expire after freshMs, and the next reader elected then retries
+        this.recompute(metric, window, limit, nowMs, at).catch(() => {
+          this.stats.refreshFailures++
+        })
+        this.stats.staleServed++
+        return items
+      }
+      if (items) {
+        if (state !== READY) this.stats.staleServed++
+        return items
+      }
     }
-    const computed = await Promise.all(
-      pending.map((p) => this.privateCompute(p, metric, window, limit, nowMs)),
-    )
-    pending.forEach((p, i) => {
-      result[p] = computed[i]!
-    })
-    return result
+    this.stats.privateComputes++
+    return this.merge(metric, window, limit, nowMs)
   }
 
-  private async probe(
-    partitions: number[],
+  /** Every partition's top `limit` of the window at `nowMs`, merged. */
+  private async merge(
     metric: RankingMetric,
     window: ResolvedWindow,
     limit: number,
-    token: string,
-  ): Promise<{ nowMs: number; states: Probe[] }> {
-    const batch = new SlotBatch(this.redis).add('', (pipe) => pipe.time())
-    for (const p of partitions) {
-      const lock = windowLockKey(this.keys, p, metric, window.name)
-      const dest = this.keys.rankWindow(p, metric, window.name)
-      batch
-        .add(lock, (pipe) => pipe.set(lock, token, 'PX', window.cacheTtlMs ?? this.settings.cacheTtlMs, 'NX'))
-        .add(lock, (pipe) => pipe.get(lock))
-        .add(dest, (pipe) => pipe.exists(dest))
-        .add(dest, (pipe) => pipe.zrevrange(dest, 0, limit - 1, 'WITHSCORES'))
-    }
-    const replies = await batch.exec('window ranking probe')
-    const [seconds, micros] = replies[0] as [string, string]
-    const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
-    const states = partitions.map((_, i) => {
-      const base = 1 + i * 4
-      return {
-        won: replies[base] === 'OK',
-        ready: replies[base + 1] === READY,
-        exists: replies[base + 2] === 1,
-        rows: parseWithScores(replies[base + 3], this.countCorrupt),
-      }
-    })
-    return { nowMs, states }
-  }
-
-  private unionArgs(
-    p: number,
-    metric: RankingMetric,
-    window: ResolvedWindow,
     nowMs: number,
-  ): (string | number)[] {
-    const minute = Math.floor(nowMs / MINUTE_MS)
-    const weights = bucketWeights(window.windowMinutes, window.halfLifeMs / MINUTE_MS)
-    const bucketKeys = weights.map((_, age) => this.keys.rankMinute(p, metric, minute - age))
-    return [bucketKeys.length, ...bucketKeys, 'WEIGHTS', ...weights, 'AGGREGATE', 'SUM']
+  ): Promise<RankedItem[]> {
+    const args = [Math.floor(nowMs / MINUTE_MS), window.windowMinutes, window.halfLifeMs / MINUTE_MS, limit]
+    const replies = await Promise.all(
+      this.keys
+        .allPartitions()
+        .map((p) => windowTopScript.run(this.redis, [this.keys.rankMinutePrefix(p, metric)], args)),
+    )
+    return mergeTops(
+      replies.map((reply) => parseWithScores(reply, this.countCorrupt)),
+      limit,
+    )
   }
 
   private async recompute(
-    p: number,
     metric: RankingMetric,
     window: ResolvedWindow,
     limit: number,
     nowMs: number,
-  ): Promise<Entries> {
-    const dest = this.keys.rankWindow(p, metric, window.name)
-    const lock = windowLockKey(this.keys, p, metric, window.name)
-    const replies = await execAll(
+    at: { value: string; lock: string; freshMs: number },
+  ): Promise<RankedItem[]> {
+    const items = await this.merge(metric, window, limit, nowMs)
+    await execAll(
       this.redis
         .multi()
-        .call('ZUNIONSTORE', dest, ...this.unionArgs(p, metric, window, nowMs))
-        .zremrangebyrank(dest, 0, -(this.settings.topK + 1))
-        .pexpire(
-          dest,
-          Math.max(this.settings.staleTtlMs, 2 * (window.cacheTtlMs ?? this.settings.cacheTtlMs)),
+        .set(
+          at.value,
+          JSON.stringify(items.map((e) => [e.itemId, e.score])),
+          'PX',
+          Math.max(this.settings.staleTtlMs, 2 * at.freshMs),
         )
-        .set(lock, READY, 'KEEPTTL', 'XX')
-        .zrevrange(dest, 0, limit - 1, 'WITHSCORES'),
+        .set(at.lock, READY, 'KEEPTTL', 'XX'),
       'window ranking recompute',
     )
     this.stats.recomputes++
-    return parseWithScores(replies[4], this.countCorrupt)
+    return items
   }
 
-  private async privateCompute(
-    p: number,
-    metric: RankingMetric,
-    window: ResolvedWindow,
-    limit: number,
-    nowMs: number,
-  ): Promise<Entries> {
-    const tmp = `${this.keys.rankWindow(p, metric, window.name)}:tmp:${randomBytes(6).toString('hex')}`
-    const replies = await execAll(
-      this.redis
-        .multi()
-        .call('ZUNIONSTORE', tmp, ...this.unionArgs(p, metric, window, nowMs))
-        .zrevrange(tmp, 0, limit - 1, 'WITHSCORES')
-        .del(tmp),
-      'window ranking private compute',
-    )
-    this.stats.privateComputes++
-    return parseWithScores(replies[1], this.countCorrupt)
+  /** A stored result, or undefined when it is not one (a foreign write: recomputed, counted). */
+  private decode(stored: string): RankedItem[] | undefined {
+    try {
+      const rows = JSON.parse(stored) as unknown
+      if (Array.isArray(rows) && rows.every(isRow)) return rows.map(([itemId, score]) => ({ itemId, score }))
+    } catch {
+      // not JSON: fall through
+    }
+    this.countCorrupt()
+    return undefined
   }
+}
+
+function isRow(row: unknown): row is [string, number] {
+  return (
+    Array.isArray(row) &&
+    row.length === 2 &&
+    typeof row[0] === 'string' &&
+    typeof row[1] === 'number' &&
+    Number.isFinite(row[1])
+  )
 }

@@ -28,6 +28,7 @@ import {
   type RateLimitAlgorithm,
   startLegacyLayoutDrain,
 } from '../../src/index.js'
+import { windowTopKeys } from '../../src/rankings/ranking_keys.js'
 import { resolveLuaIncludes } from '../../src/redis/lua_include.js'
 import { type CountersSchema, createCountersSchema, seedMembers, seedPlays } from '../counters/pg_schema.js'
 import { keySlot } from '../support/key_slot.js'
@@ -334,13 +335,11 @@ describe('on Redis Cluster, through the public APIs', () => {
     const rankings = createRankings({ redis: cluster, prefix, partitions })
     expect((await rankings.top({ metric: 'likes', window: 'all', limit: 1 }))[0]?.itemId).toBe('3')
     expect(await rankings.top({ metric: 'plays', window: '1h', limit: 3 })).toHaveLength(3)
-    // another process holds every recompute lock of a window and nothing is cached yet:
-    // each partition is merged privately (ZUNIONSTORE into a tmp key, read, DEL in one MULTI)
-    for (const p of interactions.keys.allPartitions()) {
-      await cluster.set(`${interactions.keys.rankWindow(p, 'plays', '24h')}:lock`, 'other', 'PX', 10_000)
-    }
+    // another process holds the window's recompute lock and nothing is cached yet: merged
+    // privately (window-top-1.lua on every partition's node, nothing written)
+    await cluster.set(windowTopKeys(interactions.keys, 'plays', '24h', 3).lock, 'other', 'PX', 10_000)
     expect(await rankings.top({ metric: 'plays', window: '24h', limit: 3 })).toHaveLength(3)
-    expect(rankings.stats.privateComputes).toBe(partitions)
+    expect(rankings.stats.privateComputes).toBe(1)
     const decayed = new DecayedRankings({ redis: cluster, prefix, partitions })
     for (let v = 1; v <= 4; v++) for (let i = 0; i < v; i++) await decayed.record(String(v), 'plays')
     expect((await decayed.top({ metric: 'plays', window: '1h', limit: 1 }))[0]?.itemId).toBe('4')

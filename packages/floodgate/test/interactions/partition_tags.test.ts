@@ -6,7 +6,7 @@ import { spreadOver } from '@floodgate/test-support'
 import { describe, expect, it } from 'vitest'
 import { restoredKey } from '../../src/counters/restore_markers.js'
 import { INTERACTION_DEFAULTS, InteractionKeys } from '../../src/index.js'
-import { decayedKey, windowLockKey } from '../../src/rankings/ranking_keys.js'
+import { decayedKey } from '../../src/rankings/ranking_keys.js'
 import { crc16, keySlot } from '../support/key_slot.js'
 
 /** Tags of the default layout (P = 300), some by partition and a digest of all 300 joined by commas. */
@@ -94,8 +94,6 @@ describe('interaction partition tags', () => {
         keys.dead(p),
         keys.rankAll(p, 'likes'),
         keys.rankMinute(p, 'plays', 29_000_000),
-        keys.rankWindow(p, 'likes', '1h'),
-        windowLockKey(keys, p, 'likes', '1h'),
         decayedKey(keys, p, 'plays', '24h'),
         restoredKey(keys, p),
       ]
