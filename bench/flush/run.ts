@@ -70,7 +70,7 @@ const VIDEOS = 10_000
 const USERS = 100_000
 const EVENTS = Number(args.events ?? (QUICK ? 10_000 : 30_000))
 const ROUNDS = Number(args.rounds ?? (QUICK ? 1 : 3))
-/** The consumer's default (STREAM_CONSUMER_DEFAULTS.batchSize) and a larger one. */
+/** The stream consumer's default (1,000) and the flush's (INTERACTION_DEFAULTS.flushBatchSize, 5,000). */
 const BATCH_SIZES = args.batches?.split(',').map(Number) ?? (QUICK ? [1000] : [1000, 5000])
 const MIXES = (args.mixes?.split(',') ?? ['uniform', 'hot']) as Mix[]
 /** `--appliers previous,new,unnest,read-only` (short names: the full ones hold a comma). */
