@@ -7,9 +7,10 @@
  * schemas.
  *
  *   npm run bench:flush [-- --quick] [-- --rounds 3 --events 30000]
+ *   npm run bench:flush -- --appliers new,unnest --mixes hot --batches 5000 --no-tail   (one case, to profile)
  *
  * Per run: a fresh schema (video-api's tables from `interactionSchemaSql`, 10,000 videos) and
- * prefix; the streams filled with EVENTS events in the wire format (XADD pipelined: the write
+ * prefix, the library's default partition count (300); the streams filled with EVENTS events in the wire format (XADD pipelined: the write
  * path is not measured here); one consumer started and timed until the group is drained. Mixes:
  * "uniform" (10,000 videos) and "hot" (90 % of the events on video 1); 50 % plays by fresh
  * viewers, 30 % like/unlike and 20 % favourite/unfavourite flips by 100,000 users. Reported per
@@ -25,10 +26,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { parseArgs } from 'node:util'
 import { deleteByPrefix, dropSchema } from '@floodgate/test-support'
 import {
   createInteractionFlush,
+  INTERACTION_DEFAULTS,
   InteractionKeys,
   Interactions,
   interactionSchemaSql,
@@ -49,20 +52,36 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     rounds: { type: 'string' },
     events: { type: 'string' },
+    /** Comma-separated subsets, for profiling one case: `--appliers new --mixes hot --batches 5000`. */
+    appliers: { type: 'string' },
+    mixes: { type: 'string' },
+    batches: { type: 'string' },
+    'no-tail': { type: 'boolean', default: false },
   },
 })
 const QUICK = args.quick
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const PARTITIONS = 16
+/** The library's default, as a deployment runs it. */
+const PARTITIONS = INTERACTION_DEFAULTS.partitions
 /** video-api's schema, which the fresh schema below reproduces. */
 const TABLES = videoInteractionTables
 const VIDEOS = 10_000
 const USERS = 100_000
 const EVENTS = Number(args.events ?? (QUICK ? 10_000 : 30_000))
 const ROUNDS = Number(args.rounds ?? (QUICK ? 1 : 3))
-/** The consumer's default (STREAM_CONSUMER_DEFAULTS.batchSize) and a larger one. */
-const BATCH_SIZES = QUICK ? [1000] : [1000, 5000]
+/** The stream consumer's default (1,000) and the flush's (INTERACTION_DEFAULTS.flushBatchSize, 5,000). */
+const BATCH_SIZES = args.batches?.split(',').map(Number) ?? (QUICK ? [1000] : [1000, 5000])
+const MIXES = (args.mixes?.split(',') ?? ['uniform', 'hot']) as Mix[]
+/** `--appliers previous,new,unnest,read-only` (short names: the full ones hold a comma). */
+const APPLIERS: Applier[] = (args.appliers
+  ?.split(',')
+  .map((a) => ({ unnest: 'new, unnest', 'read-only': 'read only' })[a] ?? a) as Applier[]) ?? [
+  'previous',
+  'new',
+  'new, unnest',
+  'read only',
+]
 const TOGGLES = QUICK ? 5_000 : 30_000
 const STEADY_RATE = 5000
 const STEADY_SECONDS = QUICK ? 4 : 10
@@ -406,11 +425,14 @@ async function lagBench() {
 }
 
 await admin.connect()
+// the rates depend on what else the 2 cores run: the load average before and after says how much
+const loadBefore = loadavg()
+console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(', ')}`)
 const runs: Run[] = []
 for (let round = 0; round < ROUNDS; round++)
   for (const batchSize of BATCH_SIZES)
-    for (const mix of ['uniform', 'hot'] as const)
-      for (const applier of ['previous', 'new', 'new, unnest', 'read only'] as const) {
+    for (const mix of MIXES)
+      for (const applier of APPLIERS) {
         if (applier === 'read only' && round > 0) continue
         const run = await flushRun(mix, applier, batchSize)
         console.error(JSON.stringify(run))
@@ -442,13 +464,23 @@ const rows = BATCH_SIZES.flatMap((batchSize) =>
   }),
 )
 console.log(
-  `\n| flush, one consumer (median of ${ROUNDS}) | batch | previous events/s | new events/s | ratio | previous apply events/s | new apply events/s | apply ratio | new without COPY: events/s, apply | round trips/batch previous → new | PostgreSQL CPU µs/event previous → new (no COPY) | Node CPU µs/event previous → new | read-only ceiling events/s |`,
+  `load average after the flush runs: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}`,
+)
+console.log(
+  `\n| flush, one consumer, ${PARTITIONS} partitions (median of ${ROUNDS}) | batch | previous events/s | new events/s | ratio | previous apply events/s | new apply events/s | apply ratio | new without COPY: events/s, apply | statements/batch (round trips incl. BEGIN, COMMIT, COPY) previous → new | PostgreSQL CPU µs/event previous → new (no COPY) | Node CPU µs/event previous → new | read-only ceiling events/s |`,
 )
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
 for (const r of rows)
   console.log(
     `| ${r.mix === 'hot' ? '90 % on one video' : 'uniform, 10,000 videos'} | ${r.batchSize} | ${r.previous.eventsPerSec} | ${r.new.eventsPerSec} | ${r.ratio}× | ${r.previous.applyEventsPerSec} | ${r.new.applyEventsPerSec} | ${r.applyRatio}× | ${r.newUnnest.eventsPerSec}, ${r.newUnnest.applyEventsPerSec} | ${r.previous.roundTripsPerBatch} → ${r.new.roundTripsPerBatch} | ${r.previous.pgCpuUsPerEvent} → ${r.new.pgCpuUsPerEvent} (${r.newUnnest.pgCpuUsPerEvent}) | ${r.previous.nodeCpuUsPerEvent} → ${r.new.nodeCpuUsPerEvent} | ${r.readOnlyEventsPerSec} |`,
   )
+if (args['no-tail']) {
+  await admin.end()
+  redis.disconnect()
+  process.exit(0)
+}
 const toggles = await toggleBench()
 const lag = await lagBench()
 await admin.end()
@@ -458,6 +490,8 @@ const result = {
   date: new Date().toISOString(),
   machine: 'shared 2-core VM; Redis 7.0 and PostgreSQL 15 on localhost, other suites running meanwhile',
   partitions: PARTITIONS,
+  loadAverageBefore: loadBefore,
+  loadAverageAfter: loadavg(),
   videos: VIDEOS,
   eventsPerRun: EVENTS,
   rounds: ROUNDS,

@@ -6,7 +6,7 @@ describe('interaction config', () => {
   it('defaults to the documented values', () => {
     expect(interactionsFromConfig(loadConfig({ env: {} }))).toEqual({
       interactions: { partitions: 300, topK: 1000, playDedupeWindowMs: 600_000 },
-      flush: { batchSize: 1000, claimIdleMs: 30_000, maxDeliveries: 5 },
+      flush: { batchSize: 5000, claimIdleMs: 30_000, maxDeliveries: 5 },
     })
   })
 

@@ -15,7 +15,7 @@ import { kyselySqlDatabase } from './sql_database.js'
 
 /** Flush settings the service exposes. */
 export interface FlushSettings {
-  /** Entries per PostgreSQL transaction. @default floodgate's `STREAM_CONSUMER_DEFAULTS.batchSize` */
+  /** Entries per PostgreSQL transaction. @default floodgate's `INTERACTION_DEFAULTS.flushBatchSize` */
   batchSize?: number
   /** Idle time (ms) before a dead consumer's entries are claimed. @default floodgate's `STREAM_CONSUMER_DEFAULTS.claimIdleMs` */
   claimIdleMs?: number

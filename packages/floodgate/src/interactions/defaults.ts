@@ -6,6 +6,14 @@ export const INTERACTION_DEFAULTS = {
    * ceil(P/M) / (P/M) of the mean. Each partition is one stream the flush polls.
    */
   partitions: 300,
+  /**
+   * Entries per flush transaction (the flush's `batchSize`). 5,000, not the stream consumer's
+   * 1,000: in `bench:flush` at 300 partitions the same events cost 15–30 % less PostgreSQL CPU
+   * and up to 40 % less consumer CPU per event (the fixed cost of a transaction, and reads that
+   * take a few entries from each of hundreds of streams, spread over more events); a lightly
+   * loaded flush still applies whatever one read finds, so its lag does not grow.
+   */
+  flushBatchSize: 5000,
   topK: 1000,
   playDedupeWindowMs: 600_000,
   bucketTtlMs: 24 * 3_600_000 + 600_000,

@@ -4,6 +4,7 @@ import { StreamGroupConsumer } from '../stream/consumer.js'
 import type { StreamConsumerOptions } from '../stream/options.js'
 import type { FailedEntry, StreamEntry } from '../stream/types.js'
 import { InteractionApplier, netEvents } from './apply.js'
+import { INTERACTION_DEFAULTS } from './defaults.js'
 import { isPoisonError } from './errors.js'
 import { type InteractionEvent, parseInteractionEvent } from './events.js'
 import { holdFlushFence, notPending } from './flush_fence.js'
@@ -19,6 +20,8 @@ export interface InteractionFlushOptions
   partitions?: number
   /** Consumer group name. @default 'flush' */
   group?: string
+  /** Entries applied per PostgreSQL transaction. @default 5000 ({@link INTERACTION_DEFAULTS}.flushBatchSize) */
+  batchSize?: number
   /** Tables and columns, as given to {@link interactionLayout}. @default {@link defaultInteractionTables} */
   tables?: InteractionTablesOptions
   /** Prometheus name prefix. @default 'floodgate_interactions_flush_' */
@@ -78,6 +81,7 @@ export function createFlushConsumer(
   const consumer: StreamGroupConsumer = new StreamGroupConsumer(redis, {
     metricPrefix: 'floodgate_interactions_flush_',
     ...consumerOptions,
+    batchSize: consumerOptions.batchSize ?? INTERACTION_DEFAULTS.flushBatchSize,
     ...streams,
     group,
     isPoison: isPoisonError,

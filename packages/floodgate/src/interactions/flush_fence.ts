@@ -1,4 +1,5 @@
 import { ScriptContractError } from '../errors/index.js'
+import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/types.js'
 import type { SqlExecutor } from '../sql/executor.js'
 import type { StreamEntry } from '../stream/types.js'
@@ -33,7 +34,7 @@ const PENDING_PAGE = 1000
  * The entries of `entries` no longer pending in `group` (on any consumer): acknowledged by another
  * consumer or lost with Redis's data; a stream or group that no longer exists (NOGROUP) holds
  * none. One read-only script call per stream (`lua/still-pending-1.lua`, an XPENDING range scan
- * over the batch's ids); the entries stay with the consumer that read them.
+ * over the batch's ids), all pipelined; the entries stay with the consumer that read them.
  * @returns those entries (normally none).
  * @throws {StoreUnavailableError} when Redis fails (not for NOGROUP).
  */
@@ -48,27 +49,47 @@ export async function notPending(
     if (list) list.push(e)
     else byStream.set(e.stream, [e])
   }
+  const calls: { stream: string; list: StreamEntry[]; args: string[] }[] = []
+  for (const [stream, list] of byStream) {
+    let min = list[0]!.id
+    let max = min
+    for (const e of list) {
+      if (idBefore(e.id, min)) min = e.id
+      if (idBefore(max, e.id)) max = e.id
+    }
+    calls.push({ stream, list, args: [group, min, max, String(PENDING_PAGE), ...list.map((e) => e.id)] })
+  }
+  const replies = await stillPendingEach(redis, calls)
   const gone = new Set<StreamEntry>()
-  await Promise.all(
-    [...byStream].map(async ([stream, list]) => {
-      let min = list[0]!.id
-      let max = min
-      for (const e of list) {
-        if (idBefore(e.id, min)) min = e.id
-        if (idBefore(max, e.id)) max = e.id
-      }
-      const reply = await stillPendingScript.run(
-        redis,
-        [stream],
-        [group, min, max, PENDING_PAGE, ...list.map((e) => e.id)],
-      )
-      if (!Array.isArray(reply)) throw new ScriptContractError(stillPendingScript.name, reply)
-      if (reply.length === 0) return
-      const ids = new Set(reply.map(String))
-      for (const e of list) if (ids.has(e.id)) gone.add(e)
-    }),
-  )
+  replies.forEach((reply, i) => {
+    if (!Array.isArray(reply)) throw new ScriptContractError(stillPendingScript.name, reply)
+    if (reply.length === 0) return
+    const ids = new Set(reply.map(String))
+    for (const e of calls[i]!.list) if (ids.has(e.id)) gone.add(e)
+  })
   return gone
+}
+
+/**
+ * One `still-pending-1.lua` call per stream, all in one pipeline ({@link SlotBatch}: one per node
+ * on Redis Cluster), so a batch over hundreds of partitions costs one socket write; EVALSHA, then
+ * once more with EVAL (which also caches the script) when the node has lost its script cache.
+ */
+async function stillPendingEach(
+  redis: RedisClient,
+  calls: readonly { stream: string; args: readonly string[] }[],
+): Promise<unknown[]> {
+  const send = (script: string, how: 'evalsha' | 'eval') => {
+    const batch = new SlotBatch(redis)
+    for (const { stream, args } of calls) batch.add(stream, (pipe) => pipe[how](script, 1, stream, ...args))
+    return batch.exec(`Redis script ${stillPendingScript.name}`)
+  }
+  try {
+    return await send(stillPendingScript.sha1, 'evalsha')
+  } catch (error) {
+    if (!String((error as Error).message).includes('NOSCRIPT')) throw error
+    return send(stillPendingScript.source, 'eval')
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   readGroupEach,
   readOwnPending,
 } from './group_commands.js'
-import { trimAndMeasureLag } from './lag.js'
+import { type IdleStreams, trimAndMeasureLag } from './lag.js'
 import { ConsumerMetrics } from './metrics.js'
 import {
   type ResolvedConsumerOptions,
@@ -83,6 +83,10 @@ export class StreamGroupConsumer {
   private readonly abort = new AbortController()
   private running = false
   private nextMaintenance = 0
+  /** Streams the last trim found idle: probed, not trimmed, until they change (see {@link IdleStreams}). */
+  private readonly idleStreams: IdleStreams = new Map()
+  /** When the next maintenance trims every stream again, idle or not (`idleRecheckMs`). */
+  private nextFullTrim = 0
   private loop: Promise<void> | undefined
   /**
    * Set by a Redis error or a reconnect: entries delivered to this consumer may have lost their
@@ -158,11 +162,21 @@ export class StreamGroupConsumer {
   }
 
   /** Trims acknowledged entries on every stream and reports the group's lag (also to the gauges). */
-  async maintain(): Promise<LagSnapshot> {
+  maintain(): Promise<LagSnapshot> {
+    return this.maintainStreams(false)
+  }
+
+  /**
+   * {@link maintain}; with `skipIdle`, streams found idle since the last full trim are only
+   * probed for a new entry (one pipelined XREVRANGE each) instead of trimmed.
+   */
+  private async maintainStreams(skipIdle: boolean): Promise<LagSnapshot> {
+    if (!skipIdle) this.idleStreams.clear()
     const { lag, undeliveredAgesMs } = await trimAndMeasureLag(
       this.redis,
       this.options.sources,
       this.options.group,
+      this.idleStreams,
     )
     this.metrics?.lag(lag)
     if (this.options.membersKey !== undefined) {
@@ -182,7 +196,11 @@ export class StreamGroupConsumer {
     if (now < this.nextMaintenance) return
     this.nextMaintenance = now + this.options.maintenanceIntervalMs
     await this.heartbeat()
-    await this.maintain()
+    // every idleRecheckMs a full trim, so whatever a probe cannot see (a group reset to an older
+    // id, an entry deleted and re-added) is caught within that time
+    const full = now >= this.nextFullTrim
+    if (full) this.nextFullTrim = now + this.options.idleRecheckMs
+    await this.maintainStreams(!full)
   }
 
   /**
@@ -232,6 +250,7 @@ export class StreamGroupConsumer {
       } catch (error) {
         if (!this.running) break
         this.ownPendingDue = true
+        this.idleStreams.clear()
         if (String((error as Error)?.message).includes('NOGROUP')) groupsReady = false
         this.emit({ type: 'error', phase, error })
         await this.pause(fullJitterDelayMs(failures++, this.options.backoffBaseMs, this.options.backoffMaxMs))

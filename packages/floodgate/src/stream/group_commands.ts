@@ -129,7 +129,11 @@ export async function autoClaim(
   return parseAutoClaimReply(stream, reply)
 }
 
-/** XACK per stream. @throws the Redis error of a failed XACK. */
+/**
+ * XACK per stream, all sent as one pipeline ({@link SlotBatch}: one per node on Redis Cluster):
+ * a batch spread over hundreds of partitions costs one socket write, not one per stream.
+ * @throws {StoreUnavailableError} wrapping the Redis error of a failed XACK.
+ */
 export async function ackEntries(
   redis: RedisClient,
   group: string,
@@ -141,7 +145,9 @@ export async function ackEntries(
     if (ids) ids.push(e.id)
     else byStream.set(e.stream, [e.id])
   }
-  await Promise.all([...byStream].map(([stream, ids]) => redis.call('XACK', stream, group, ...ids)))
+  const batch = new SlotBatch(redis)
+  for (const [stream, ids] of byStream) batch.add(stream, (pipe) => pipe.xack(stream, group, ...ids))
+  await batch.exec('stream group ack')
 }
 
 /** How often `entry` was delivered (XPENDING); 0 when it is not pending. */

@@ -72,6 +72,15 @@ export interface StreamConsumerOptions {
    */
   maintenanceIntervalMs?: number
   /**
+   * How often (ms) maintenance trims every stream. In between, a stream that its last trim found
+   * idle (nothing pending or undelivered, at most one entry) is only checked for a new last entry
+   * (one XREVRANGE … COUNT 1, pipelined) and trimmed once it has one: an idle consumer over
+   * hundreds of streams then sends one cheap read per stream per `maintenanceIntervalMs`
+   * instead of running the trim script (about seven commands) on each.
+   * @default 30000
+   */
+  idleRecheckMs?: number
+  /**
    * Partition assignment: a sorted-set key where the group's consumers beat a heartbeat (Redis
    * time). When set, the streams are shared among the live members — stream `i` of `sources` goes
    * to member `i mod n`, members ordered by name — and each consumer reads new entries (`>`) only
@@ -130,6 +139,7 @@ export const STREAM_CONSUMER_DEFAULTS = {
   maintenanceIntervalMs: 1000,
   metricPrefix: 'floodgate_stream_',
   helpAfterMs: 2000,
+  idleRecheckMs: 30_000,
 } as const
 
 /** Applies defaults and checks ranges. @throws {InvalidArgumentError} naming the field. */
@@ -162,6 +172,7 @@ export function resolveConsumerOptions(options: StreamConsumerOptions): Resolved
     'maintenanceIntervalMs',
     'memberTtlMs',
     'helpAfterMs',
+    'idleRecheckMs',
   ] as const) {
     positiveInteger(field, o[field])
   }

@@ -20,21 +20,16 @@ export interface TrimReply {
   firstUndeliveredId: string
   nowMs: number
   undelivered: number
+  /** Id of the stream's last entry when the stream is idle (see `trim-1.lua`), else ''. */
+  idleLastId: string
 }
 
-/** `trim-1.lua`: `{ trimmed, length, pending, oldest id, first undelivered id, now, undelivered }`. */
+/** `trim-1.lua`: `{ trimmed, length, pending, oldest id, first undelivered id, now, undelivered, idle last id }`. */
 export function trimReply(reply: unknown): TrimReply {
-  if (!Array.isArray(reply) || reply.length !== 7) throw new ScriptContractError(trimScript.name, reply)
-  const [trimmed, length, pending, oldestPendingId, firstUndeliveredId, nowMs, undelivered] = reply as [
-    number,
-    number,
-    number,
-    string,
-    string,
-    number,
-    number,
-  ]
-  return { trimmed, length, pending, oldestPendingId, firstUndeliveredId, nowMs, undelivered }
+  if (!Array.isArray(reply) || reply.length !== 8) throw new ScriptContractError(trimScript.name, reply)
+  const [trimmed, length, pending, oldestPendingId, firstUndeliveredId, nowMs, undelivered, idleLastId] =
+    reply as [number, number, number, string, string, number, number, string]
+  return { trimmed, length, pending, oldestPendingId, firstUndeliveredId, nowMs, undelivered, idleLastId }
 }
 
 /** `dead-letter-2.lua`: moved, or the entry was no longer pending (nothing done). */

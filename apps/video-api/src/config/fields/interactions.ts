@@ -49,7 +49,7 @@ export const interactionFields = {
   flushBatchSize: {
     env: 'FLUSH_BATCH_SIZE',
     toml: 'flush_batch_size',
-    default: String(STREAM_CONSUMER_DEFAULTS.batchSize),
+    default: String(INTERACTION_DEFAULTS.flushBatchSize),
     type: { kind: 'int', min: 1, max: 10_000 },
     doc: 'Interaction events applied to PostgreSQL per transaction by the flush consumer.',
   },

@@ -18,12 +18,17 @@ Returns: { trimmed (entries removed),
            first undelivered id of that group, or '' when none,
            now (Redis TIME, ms),
            undelivered (entries not yet delivered to that group: XINFO's lag when Redis knows it,
-                        else 1 when at least one exists, 0 when none) }
+                        else 1 when at least one exists, 0 when none),
+           last id (the id of the stream's last entry, '' when empty or missing; only when the
+                    stream is idle: nothing pending or undelivered, at most one entry left;
+                    else '') }
+The caller may then skip this script on the stream until its last entry changes (an XREVRANGE
+… COUNT 1 probe), since nothing can become pending or trimmable without a new entry.
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 local nowMs = redisNowMs()
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  return { 0, 0, 0, '', '', nowMs, 0 }
+  return { 0, 0, 0, '', '', nowMs, 0, '' }
 end
 
 local function parse(id)
@@ -66,4 +71,9 @@ local trimmed = 0
 if threshold ~= nil and threshold ~= '0-0' then
   trimmed = redis.call('XTRIM', KEYS[1], 'MINID', threshold)
 end
-return { trimmed, redis.call('XLEN', KEYS[1]), pending, oldest, firstUndelivered, nowMs, undelivered }
+local length = redis.call('XLEN', KEYS[1])
+local lastId = ''
+if pending == 0 and undelivered == 0 and length == 1 then
+  lastId = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1][1]
+end
+return { trimmed, length, pending, oldest, firstUndelivered, nowMs, undelivered, lastId }
