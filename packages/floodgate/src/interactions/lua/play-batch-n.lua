@@ -72,19 +72,27 @@ for i = 1, n do
     local state = redis.call('MGET', at .. 'n', before .. 'n', counter)
     local seen = tonumber(state[1]) or 0
     local count = tonumber(state[3]) or 0
+    -- shapes and bucket key names kept for the batch: recomputed only when a split changes them
     st = { at = at, before = before, counter = counter, item = ARGV[5 + UNIT * (j - 1) + 1],
            member = ARGV[5 + UNIT * (j - 1) + 2], seen = seen, seen0 = seen, last = tonumber(state[2]),
-           count = count, count0 = count }
+           count = count, count0 = count, names = {} }
+    st.buckets, st.half = seenShape(seen, load)
+    if st.last ~= nil then st.lastBuckets, st.lastHalf = seenShape(st.last, load) end
     opened[j] = st
     items[#items + 1] = st
   end
   local hash = ARGV[a + 2]
   local x = tonumber(hash)
-  local bucket = st.at .. seenBucketOf(x, st.seen, load)
+  local b = seenAddress(x, st.buckets, st.half)
+  local bucket = st.names[b]
+  if bucket == nil then
+    bucket = st.at .. b
+    st.names[b] = bucket
+  end
   local id = ''
   local yes = 0
   if redis.call('SADD', bucket, hash) == 1 then
-    if st.last ~= nil and redis.call('SISMEMBER', st.before .. seenBucketOf(x, st.last, load), hash) == 1 then
+    if st.last ~= nil and redis.call('SISMEMBER', st.before .. seenAddress(x, st.lastBuckets, st.lastHalf), hash) == 1 then
       -- counted in g - 1: a repeat, not added to g (see play-5.lua)
       redis.call('SREM', bucket, hash)
     else
@@ -93,6 +101,7 @@ for i = 1, n do
         redis.call('PEXPIRE', bucket, ttl)
       elseif (st.seen - 1) % load == 0 then
         splitSeen(st.at, st.seen, load, ttl)
+        st.buckets, st.half = seenShape(st.seen, load)
       end
       st.count = st.count + 1
       counted = true
@@ -100,9 +109,9 @@ for i = 1, n do
       id = redis.call('XADD', KEYS[3], '*', 'k', 'play', 'v', st.item, 'w', ARGV[a + 1], 't', nowText)
     end
   end
-  reply[#reply + 1] = yes
-  reply[#reply + 1] = st.count
-  reply[#reply + 1] = id
+  reply[3 * i - 2] = yes
+  reply[3 * i - 1] = st.count
+  reply[3 * i] = id
 end
 
 if counted then

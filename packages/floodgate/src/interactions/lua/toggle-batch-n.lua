@@ -92,9 +92,9 @@ for i = 1, n do
     end
     id = redis.call('XADD', KEYS[3], '*', 'k', kind, 'v', ARGV[u + 1], 'u', user, 's', state, 't', nowText)
   end
-  reply[#reply + 1] = changed
-  reply[#reply + 1] = count
-  reply[#reply + 1] = id
+  reply[3 * i - 2] = changed
+  reply[3 * i - 1] = count
+  reply[3 * i] = id
 end
 for j = 1, units do
   if opened[j] ~= nil then closeMembers(opened[j]) end

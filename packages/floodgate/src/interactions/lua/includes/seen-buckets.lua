@@ -6,14 +6,25 @@ KEYS, ARGV: none read here; the including script passes its keys and values as a
 (its own header declares KEYS and ARGV).
 ]]
 
--- The bucket of hash x in a generation of n hashes: b = max(1, ceil(n / T)) buckets, 2^l <= b < 2^(l+1).
-local function seenBucketOf(x, n, load)
+-- The shape of a generation of n hashes: b = max(1, ceil(n / T)) buckets and 2^l <= b < 2^(l+1);
+-- returns b and 2^l.
+local function seenShape(n, load)
   local buckets = math.max(1, math.ceil(n / load))
   local half = 1
   while half * 2 <= buckets do half = half * 2 end
+  return buckets, half
+end
+
+-- The bucket of hash x in a generation of that shape.
+local function seenAddress(x, buckets, half)
   local b = x % (half * 2)
   if b >= buckets then b = b - half end
   return b
+end
+
+-- The bucket of hash x in a generation of n hashes.
+local function seenBucketOf(x, n, load)
+  return seenAddress(x, seenShape(n, load))
 end
 
 -- The generation (keys `at` .. bucket) now holds n hashes, n - 1 a multiple of T: n > T·b for the
