@@ -6,10 +6,14 @@
  * A private redis-server (its set-max-intset-entries read with CONFIG GET, never set). Per
  * design, on a fresh prefix: LIKERS distinct users like item 1 through the toggle script, IN_FLIGHT
  * calls in flight; "old" is the toggle as shipped before (bench/viral/lua/legacy-toggle-4.lua: one
- * SET), "new" is `Interactions.setLiked` (toggle-4.lua: linear-hashed intset buckets + meta).
+ * SET), "single" is `Interactions.setLiked` with `maxEventsPerCall: 1` (toggle-4.lua per like:
+ * linear-hashed intset buckets + meta), "batched" is `Interactions.setLiked` with the defaults
+ * (the likes of one poll phase as one toggle-batch-n.lua call per partition).
  * Reported: bytes per like (MEMORY USAGE summed over the item's membership keys ÷ likers), the
- * largest key, the number of keys, Redis CPU per like (INFO commandstats: usec_per_call of
- * EVALSHA, which includes every command the script runs; CONFIG RESETSTAT before each design),
+ * largest key, the number of keys, Redis CPU per like (INFO commandstats: usec of EVALSHA and
+ * EVAL, which include every command the scripts run, over the likes; CONFIG RESETSTAT before each
+ * design), the redis-server process's CPU per like (INFO cpu, user + system: sockets and parsing
+ * included, not stretched when the box is busy as usec is), the script calls,
  * the slowest command of deleting the item's members (SLOWLOG, threshold 0 for that step: old one
  * DEL, new dropMembers' UNLINKs) and, new design, of restoring them all again from a list in bounded
  * steps (restoreMembersOf, what the rebuild runs per page). Redis CPU holds on a busy box where
@@ -32,18 +36,23 @@ const IN_FLIGHT = Number(args['in-flight'])
 const ITEM = '1'
 const legacyToggle = new LuaScript(new URL('./lua/legacy-toggle-4.lua', import.meta.url))
 
+type Design = 'old' | 'single' | 'batched'
+
 interface Figures {
-  design: 'old' | 'new'
+  design: Design
   likers: number
   keys: number
   bytes: number
   bytesPerLike: number
   largestKeyBytes: number
   usecPerLike: number
+  /** redis-server's own CPU (INFO cpu, user + system) per like: not stretched by preemption. */
+  serverCpuUsPerLike: number
+  scriptCalls: number
   likesPerSecondWall: number
   dropSlowestUs: number
   dropCommands: number
-  /** New design only: restoring the LIKERS from a list in bounded steps (restoreMembersOf, merge). */
+  /** "batched" only (restores run the same code in both bucket designs): restoring the LIKERS from a list in bounded steps (restoreMembersOf, merge). */
   restoreSteps?: number
   restoreMedianUs?: number
   restoreSlowestUs?: number
@@ -59,10 +68,24 @@ async function closedLoop(n: number, inFlight: number, step: (i: number) => Prom
   )
 }
 
-async function usecPerCall(redis: Redis): Promise<{ calls: number; usecPerCall: number }> {
+/** CPU seconds the redis-server process has used (user + system). */
+async function serverCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu')
+  const field = (name: string) => Number(new RegExp(`^${name}:(.*)$`, 'm').exec(info)?.[1] ?? Number.NaN)
+  return field('used_cpu_user') + field('used_cpu_sys')
+}
+
+/** Script calls (EVALSHA and EVAL, a NOSCRIPT reload) and their Redis µs since CONFIG RESETSTAT. */
+async function scriptUsec(redis: Redis): Promise<{ calls: number; usec: number }> {
   const info = await redis.info('commandstats')
-  const m = /^cmdstat_evalsha:calls=(\d+),usec=\d+,usec_per_call=([\d.]+)/m.exec(info)
-  return { calls: Number(m?.[1] ?? 0), usecPerCall: Number(m?.[2] ?? Number.NaN) }
+  let calls = 0
+  let usec = 0
+  for (const cmd of ['evalsha', 'eval']) {
+    const m = new RegExp(`^cmdstat_${cmd}:calls=(\\d+),usec=(\\d+)`, 'm').exec(info)
+    calls += Number(m?.[1] ?? 0)
+    usec += Number(m?.[2] ?? 0)
+  }
+  return { calls, usec }
 }
 
 async function memoryOf(redis: Redis, keys: readonly string[]): Promise<{ total: number; largest: number }> {
@@ -101,15 +124,22 @@ async function timed(
   return { maxUs: us[us.length - 1] ?? 0, medianUs: us[Math.floor(us.length / 2)] ?? 0, commands: us.length }
 }
 
-async function runDesign(redis: Redis, design: 'old' | 'new'): Promise<Figures> {
-  const ix = new Interactions(redis, { prefix: `viral-${design}`, partitions: 16 })
+async function runDesign(redis: Redis, design: Design): Promise<Figures> {
+  const ix = new Interactions(redis, {
+    prefix: `viral-${design}`,
+    partitions: 16,
+    ...(design === 'single' ? { maxEventsPerCall: 1 } : {}),
+  })
+  const buckets = design !== 'old'
+  await ix.setLiked('2', '1', true) // loads the script, on another item
   const k = ix.keys
   const p = k.partitionOf(ITEM)
   const user = (i: number) => String(1_000_000 + i)
   await redis.config('RESETSTAT')
+  const cpuBefore = await serverCpuSeconds(redis)
   const started = performance.now()
   await closedLoop(LIKERS, IN_FLIGHT, (i) =>
-    design === 'new'
+    buckets
       ? ix.setLiked(ITEM, user(i), true)
       : legacyToggle.run(
           redis,
@@ -118,19 +148,19 @@ async function runDesign(redis: Redis, design: 'old' | 'new'): Promise<Figures> 
         ),
   )
   const seconds = (performance.now() - started) / 1000
-  const cpu = await usecPerCall(redis)
+  const serverCpuUs = ((await serverCpuSeconds(redis)) - cpuBefore) * 1e6
+  const cpu = await scriptUsec(redis)
   const geometry = await readGeometry(redis, k, 'likes', ITEM)
-  const keys =
-    design === 'new'
-      ? [...bucketKeys(k, 'likes', ITEM, geometry), k.memberMeta('likes', ITEM)]
-      : [k.likes(ITEM)]
+  const keys = buckets
+    ? [...bucketKeys(k, 'likes', ITEM, geometry), k.memberMeta('likes', ITEM)]
+    : [k.likes(ITEM)]
   const memory = await memoryOf(redis, keys)
   const drop = await timed(redis, () =>
-    design === 'new' ? dropMembers(redis, k, 'likes', ITEM) : redis.del(k.likes(ITEM)),
+    buckets ? dropMembers(redis, k, 'likes', ITEM) : redis.del(k.likes(ITEM)),
   )
   const users = Array.from({ length: LIKERS }, (_, i) => user(i))
   const restore =
-    design === 'new'
+    design === 'batched'
       ? await timed(redis, () =>
           restoreMembersOf({ redis, keys: k, topK: 1000 }, 'likes', ITEM, users, 'merge'),
         )
@@ -138,11 +168,13 @@ async function runDesign(redis: Redis, design: 'old' | 'new'): Promise<Figures> 
   return {
     design,
     likers: LIKERS,
-    keys: design === 'new' ? geometry.buckets + 1 : 1,
+    keys: buckets ? geometry.buckets + 1 : 1,
     bytes: memory.total,
     bytesPerLike: Number((memory.total / LIKERS).toFixed(2)),
     largestKeyBytes: memory.largest,
-    usecPerLike: cpu.usecPerCall,
+    usecPerLike: Number((cpu.usec / LIKERS).toFixed(2)),
+    serverCpuUsPerLike: Number((serverCpuUs / LIKERS).toFixed(2)),
+    scriptCalls: cpu.calls,
     likesPerSecondWall: Math.round(LIKERS / seconds),
     dropSlowestUs: drop.maxUs,
     dropCommands: drop.commands,
@@ -157,11 +189,16 @@ const redis = new Redis(server.url)
 try {
   const [, intsetMax] = (await redis.config('GET', 'set-max-intset-entries')) as [string, string]
   const results: Figures[] = []
-  for (const design of ['old', 'new'] as const) {
+  for (const design of ['old', 'single', 'batched'] as const) {
     results.push(await runDesign(redis, design))
     console.log(JSON.stringify(results[results.length - 1]))
   }
   console.table(results)
+  const [, single, batched] = results
+  const ratio = (batched!.usecPerLike / single!.usecPerLike).toFixed(2)
+  console.log(
+    `Redis µs per like, batched / single: ${ratio} (${batched!.usecPerLike} / ${single!.usecPerLike})`,
+  )
   console.log(`set-max-intset-entries = ${intsetMax}`)
   mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
   writeFileSync(

@@ -2,7 +2,9 @@
  * Plays of one viral item: play dedupe with a key per viewer ("previous": main's play-5.lua before
  * issue 25, kept in bench/viral/previous, called with the keys and arguments main's recordPlay
  * sent) beside the library's viewer hashes in intset buckets per window generation ("buckets":
- * `Interactions.recordPlay`), in the same run, each on a private redis-server of its own (started
+ * `Interactions.recordPlay` with the defaults, the plays of one poll phase as one
+ * play-batch-n.lua call per partition; "buckets, one call per play": with `maxEventsPerCall: 1`,
+ * one play-5.lua call per play), in the same run, each on a private redis-server of its own (started
  * here, one after the other, so they never share the CPU).
  *
  *   npm run bench:viral:plays [-- --viewers 100000 --inflight 64]
@@ -15,7 +17,7 @@
  *   is deleted, per counted play (keyspace overhead included);
  * - the largest dedupe key (bytes, MEMORY USAGE);
  * - Redis CPU per play: `INFO commandstats` usec of EVALSHA and EVAL (a NOSCRIPT reload) over
- *   their calls, reset (CONFIG RESETSTAT) before each phase: new viewers, repeats;
+ *   the plays (a batched call carries many), reset (CONFIG RESETSTAT) before each phase: new viewers, repeats;
  * - the redis-server process's CPU (INFO cpu, user + system) per play of each phase: sockets and
  *   parsing included, but not inflated when the box is busy (usec_per_call is wall time, and a
  *   descheduled server stretches it);
@@ -60,7 +62,7 @@ const BUCKET_TTL_MS = INTERACTION_DEFAULTS.bucketTtlMs
  * viewers of the item (seeded through the library's play-5.lua on a clock one window back, its
  * tests-only ARGV[9]), so every new play also looks there, as on a video viral for longer than W.
  */
-type Layout = 'previous' | 'buckets' | 'buckets, g-1 full'
+type Layout = 'previous' | 'buckets, one call per play' | 'buckets' | 'buckets, g-1 full'
 type RecordPlay = (item: string, viewer: string) => Promise<boolean>
 
 /** What main's `Interactions.recordPlay` sent (library defaults: W 600 s, top K 1000, bucket TTL 24 h 10 min). */
@@ -105,8 +107,8 @@ async function serverCpuSeconds(redis: Redis): Promise<number> {
   return infoField(info, 'used_cpu_user') + infoField(info, 'used_cpu_sys')
 }
 
-/** Redis CPU (µs) per script call since the last CONFIG RESETSTAT: EVALSHA and EVAL together. */
-async function scriptUsecPerCall(redis: Redis): Promise<number> {
+/** Redis µs of the script calls since the last CONFIG RESETSTAT (EVALSHA and EVAL together), per play. */
+async function scriptUsecPerPlay(redis: Redis, plays: number): Promise<number> {
   const info = await redis.info('commandstats')
   let usec = 0
   let calls = 0
@@ -117,7 +119,7 @@ async function scriptUsecPerCall(redis: Redis): Promise<number> {
       usec += Number(match[2])
     }
   }
-  return calls === 0 ? Number.NaN : usec / calls
+  return calls === 0 ? Number.NaN : usec / plays
 }
 
 async function dedupeKeyBytes(redis: Redis, keys: InteractionKeys) {
@@ -183,7 +185,10 @@ async function run(layout: Layout) {
     await redis.config('SET', 'slowlog-log-slower-than', String(SLOWLOG_US))
     await redis.config('SET', 'slowlog-max-len', '1000000')
     const keys = new InteractionKeys(PREFIX)
-    const interactions = new Interactions(redis, { prefix: PREFIX })
+    const interactions = new Interactions(redis, {
+      prefix: PREFIX,
+      ...(layout === 'buckets, one call per play' ? { maxEventsPerCall: 1 } : {}),
+    })
     const play: RecordPlay =
       layout === 'previous'
         ? previousRecordPlay(redis, keys)
@@ -200,7 +205,7 @@ async function run(layout: Layout) {
     const counted = await inFlight(VIEWERS, (i) => play(ITEM, viewers[i]!))
     const newSeconds = (performance.now() - started) / 1000
     const newCpuUs = ((await serverCpuSeconds(redis)) - cpu) * 1e6
-    const newUsec = await scriptUsecPerCall(redis)
+    const newUsec = await scriptUsecPerPlay(redis, VIEWERS)
 
     await redis.config('RESETSTAT')
     started = performance.now()
@@ -208,9 +213,10 @@ async function run(layout: Layout) {
     const repeatsCounted = await inFlight(VIEWERS, (i) => play(ITEM, viewers[i]!))
     const repeatSeconds = (performance.now() - started) / 1000
     const repeatCpuUs = ((await serverCpuSeconds(redis)) - cpu) * 1e6
-    const repeatUsec = await scriptUsecPerCall(redis)
+    const repeatUsec = await scriptUsecPerPlay(redis, VIEWERS)
 
-    const slow = await slowest(redis, layout === 'previous' ? 'previous play-5.lua' : 'play-5.lua')
+    const script = { previous: 'previous play-5.lua', 'buckets, one call per play': 'play-5.lua' }
+    const slow = await slowest(redis, script[layout as keyof typeof script] ?? 'play-batch-n.lua')
     await redis.call('SLOWLOG', 'RESET')
     const memory = await dedupeKeyBytes(redis, keys)
     await redis.del(keys.stream(keys.partitionOf(ITEM)))
@@ -245,7 +251,8 @@ async function run(layout: Layout) {
 }
 
 const rows = []
-for (const layout of ['previous', 'buckets', 'buckets, g-1 full'] as const) rows.push(await run(layout))
+for (const layout of ['previous', 'buckets, one call per play', 'buckets', 'buckets, g-1 full'] as const)
+  rows.push(await run(layout))
 
 console.log(`\none item, ${VIEWERS} new viewers then ${VIEWERS} repeats, ${INFLIGHT} in flight\n`)
 console.log(
@@ -257,6 +264,11 @@ for (const r of rows) {
     `| ${r.layout} | ${r.counted} | ${r.repeatsCounted} | ${r.dedupeKeys} | ${r.bytesPerCountedPlay} | ${r.allBytesPerCountedPlay} | ${r.largestKeyBytes} | ${r.usecPerNewPlay} | ${r.usecPerRepeat} | ${r.serverCpuUsPerNewPlay}, ${r.serverCpuUsPerRepeat} | ${r.newPlaysPerSecond} | ${r.slowestUs} ${r.slowestCommand} (${r.commandsOver100us} over ${SLOWLOG_US} µs) |`,
   )
 }
+const single = rows[1]!
+const batched = rows[2]!
+console.log(
+  `\nbatched / one call per play, Redis µs per new play: ${(batched.usecPerNewPlay / single.usecPerNewPlay).toFixed(2)}, per repeat: ${(batched.usecPerRepeat / single.usecPerRepeat).toFixed(2)}; server CPU per new play: ${(batched.serverCpuUsPerNewPlay / single.serverCpuUsPerNewPlay).toFixed(2)}`,
+)
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
 writeFileSync(
   new URL('../results/viral-plays.json', import.meta.url),

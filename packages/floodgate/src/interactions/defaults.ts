@@ -17,6 +17,13 @@ export const INTERACTION_DEFAULTS = {
   topK: 1000,
   playDedupeWindowMs: 600_000,
   bucketTtlMs: 24 * 3_600_000 + 600_000,
+  /**
+   * Most toggles (or plays) of one partition in one script call (`toggle-batch-n.lua`,
+   * `play-batch-n.lua`): the events of one poll phase share a call up to this many, so no call
+   * runs long (256 toggles ≈ 1 ms of Redis time). 1: each event is its own call (`toggle-4.lua`,
+   * `play-5.lua`).
+   */
+  maxEventsPerCall: 256,
 } as const
 
 /**

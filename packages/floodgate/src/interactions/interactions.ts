@@ -3,15 +3,24 @@ import { toMember } from '../rankings/member.js'
 import type { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
 import { MEMBER_BUCKET_DEFAULTS, PLAY_DEDUPE_DEFAULTS } from './defaults.js'
+import { EventBatcher } from './event_batch.js'
 import { canonicalId, type EntityId } from './ids.js'
 import { InteractionKeys } from './keys.js'
+import { memberHash } from './member_buckets.js'
 import {
   type InteractionOptions,
   type ResolvedInteractionOptions,
   resolveInteractionOptions,
 } from './options.js'
 import { ReplicatedWrites } from './replicated_writes.js'
-import { interactionReply, playScript, toggleScript } from './scripts.js'
+import {
+  type InteractionReply,
+  interactionReply,
+  playBatchScript,
+  playScript,
+  toggleBatchScript,
+  toggleScript,
+} from './scripts.js'
 import { isPlayViewer, playViewerHash } from './viewer.js'
 
 /** Answer of a like / favourite change. */
@@ -39,7 +48,9 @@ export interface PlayResult {
 /**
  * The interaction write path: likes, favourites and plays, each one Lua step
  * (one round trip) that changes the Redis state, the rankings and appends an
- * event to the partition's stream, only when something changed. A
+ * event to the partition's stream, only when something changed. The steps one process asks for
+ * in one event-loop poll phase leave as one script call per partition (`maxEventsPerCall`, see
+ * {@link EventBatcher}); each caller still gets the answer of its own step, in call order. A
  * {@link InteractionFlush} consumer applies the events to PostgreSQL.
  *
  * Generic over the counted item (a item in item-api): ids are positive 64-bit integers. The
@@ -52,6 +63,9 @@ export class Interactions {
   private readonly redis: RedisClient
   /** With `waitForReplicas`: the writes, batched per node on connections of their own. */
   private readonly replicated: ReplicatedWrites | undefined
+  /** The toggles / plays of one poll phase, one script call per partition; undefined when `maxEventsPerCall` is 1. */
+  private readonly toggles: EventBatcher | undefined
+  private readonly plays: EventBatcher | undefined
 
   /**
    * With `waitForReplicas`, the writes go over connections of their own, one per node (WAIT
@@ -67,6 +81,11 @@ export class Interactions {
     if (this.options.waitForReplicas) {
       this.replicated = new ReplicatedWrites(redis, this.options.waitForReplicas)
       redis.once('end', () => this.close())
+    }
+    if (this.options.maxEventsPerCall > 1) {
+      const run = this.write.bind(this)
+      this.toggles = new EventBatcher(toggleBatchScript, run, this.options.maxEventsPerCall)
+      this.plays = new EventBatcher(playBatchScript, run, this.options.maxEventsPerCall)
     }
   }
 
@@ -109,27 +128,35 @@ export class Interactions {
     const item = canonicalId('itemId', itemId)
     if (!isPlayViewer(viewer)) throw new InvalidArgumentError('viewer', 'must come from playViewer()')
     const p = this.keys.partitionOf(item)
-    const reply = await this.write(
-      playScript,
-      [
+    const { playDedupeWindowMs, topK, bucketTtlMs } = this.options
+    const hash = playViewerHash(viewer)
+    const { bucketLoad } = PLAY_DEDUPE_DEFAULTS
+    let reply: InteractionReply
+    if (this.plays !== undefined) {
+      const head = () => ({
+        keys: [this.keys.rankAll(p, 'plays'), this.keys.rankMinutePrefix(p, 'plays'), this.keys.stream(p)],
+        args: [playDedupeWindowMs, topK, bucketTtlMs, bucketLoad, ''],
+      })
+      const unit = {
+        id: item,
+        part: () => ({
+          keys: [this.keys.playSeenPrefix(item), this.keys.plays(item)],
+          args: [item, toMember(item)],
+        }),
+      }
+      reply = await this.plays.add(p, head, unit, (j) => [viewer, hash, j])
+    } else {
+      const keys = [
         this.keys.playSeenPrefix(item),
         this.keys.plays(item),
         this.keys.rankAll(p, 'plays'),
         this.keys.rankMinutePrefix(p, 'plays'),
         this.keys.stream(p),
-      ],
-      [
-        this.options.playDedupeWindowMs,
-        item,
-        toMember(item),
-        viewer,
-        this.options.topK,
-        this.options.bucketTtlMs,
-        playViewerHash(viewer),
-        PLAY_DEDUPE_DEFAULTS.bucketLoad,
-      ],
-    )
-    const { changed, count, eventId } = interactionReply(playScript, reply)
+      ]
+      const args = [playDedupeWindowMs, item, toMember(item), viewer, topK, bucketTtlMs, hash, bucketLoad]
+      reply = interactionReply(playScript, await this.write(playScript, keys, args))
+    }
+    const { changed, count, eventId } = reply
     return { counted: changed, count, eventId }
   }
 
@@ -142,27 +169,31 @@ export class Interactions {
     const item = canonicalId('itemId', itemId)
     const user = canonicalId('userId', userId)
     const p = this.keys.partitionOf(item)
-    const reply = await this.write(
-      toggleScript,
-      [
-        kind === 'like' ? this.keys.likes(item) : this.keys.favorites(item),
+    const base = kind === 'like' ? this.keys.likes(item) : this.keys.favorites(item)
+    const { topK, bucketTtlMs } = this.options
+    const { bucketLoad } = MEMBER_BUCKET_DEFAULTS
+    const state = active ? '1' : '0'
+    let reply: InteractionReply
+    if (this.toggles !== undefined) {
+      const head = () => ({
+        keys: [this.keys.rankAll(p, 'likes'), this.keys.rankMinutePrefix(p, 'likes'), this.keys.stream(p)],
+        args: [topK, bucketTtlMs, bucketLoad],
+      })
+      const unit = { id: base, part: () => ({ keys: [base], args: [item, toMember(item), kind] }) }
+      // the member's bucket hash, computed here: Redis need not hash every toggle (the hot shard)
+      reply = await this.toggles.add(p, head, unit, (j) => [user, state, j, memberHash(user)])
+    } else {
+      const keys = [
+        base,
         this.keys.rankAll(p, 'likes'),
         this.keys.rankMinutePrefix(p, 'likes'),
         this.keys.stream(p),
-      ],
-      [
-        user,
-        active ? '1' : '0',
-        item,
-        toMember(item),
-        kind,
-        this.options.topK,
-        kind === 'like' ? '1' : '0',
-        this.options.bucketTtlMs,
-        MEMBER_BUCKET_DEFAULTS.bucketLoad,
-      ],
-    )
-    const { changed, count, eventId } = interactionReply(toggleScript, reply)
+      ]
+      const ranked = kind === 'like' ? '1' : '0'
+      const args = [user, state, item, toMember(item), kind, topK, ranked, bucketTtlMs, bucketLoad]
+      reply = interactionReply(toggleScript, await this.write(toggleScript, keys, args))
+    }
+    const { changed, count, eventId } = reply
     return { changed, active, count, eventId }
   }
 

@@ -1,4 +1,4 @@
-import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
+import { integerIn, nonNegativeInteger, positiveInteger } from '../validation/index.js'
 import { INTERACTION_DEFAULTS } from './defaults.js'
 import { interactionLayout } from './layout.js'
 
@@ -29,6 +29,14 @@ export interface InteractionOptions {
    * @default 87000000
    */
   bucketTtlMs?: number
+  /**
+   * Most toggles (or plays) of one partition sent as one script call, 1–256: the calls one process
+   * makes in one event-loop poll phase leave as one call per partition (`toggle-batch-n.lua`,
+   * `play-batch-n.lua`), each caller answered as if its call had run alone, in call order.
+   * 1: one script call per event (`toggle-4.lua`, `play-5.lua`).
+   * @default 256
+   */
+  maxEventsPerCall?: number
   /**
    * Durable acknowledgement: each write step is confirmed by `WAIT replicas timeoutMs` on the
    * node that ran it. Fewer confirmations than `replicas` throw {@link ReplicationTimeoutError}.
@@ -67,6 +75,7 @@ export function resolveInteractionOptions(options: InteractionOptions): Resolved
   const o = { ...INTERACTION_DEFAULTS, ...options, partitions, topK }
   positiveInteger('playDedupeWindowMs', o.playDedupeWindowMs)
   positiveInteger('bucketTtlMs', o.bucketTtlMs)
+  integerIn('maxEventsPerCall', o.maxEventsPerCall, 1, INTERACTION_DEFAULTS.maxEventsPerCall)
   const wait = options.waitForReplicas
   if (wait !== undefined) {
     nonNegativeInteger('waitForReplicas.replicas', wait.replicas)

@@ -3,10 +3,14 @@ import { LuaScript } from '../redis/lua_script.js'
 
 /** Set one membership (like, favourite) to a state; ranking and event on a change (`lua/toggle-4.lua`). */
 export const toggleScript = new LuaScript(new URL('./lua/toggle-4.lua', import.meta.url))
+/** The toggles of one partition and poll phase in one call, answered per toggle (`lua/toggle-batch-n.lua`). */
+export const toggleBatchScript = new LuaScript(new URL('./lua/toggle-batch-n.lua', import.meta.url))
 /** Whether one user likes / favourited one item, read-only, exact across buckets (`lua/member-flags-2.lua`). */
 export const memberFlagsScript = new LuaScript(new URL('./lua/member-flags-2.lua', import.meta.url))
 /** Count a play once per viewer per dedupe window, viewers hashed into intset buckets (`lua/play-5.lua`). */
 export const playScript = new LuaScript(new URL('./lua/play-5.lua', import.meta.url))
+/** The plays of one partition and poll phase in one call, answered per play (`lua/play-batch-n.lua`). */
+export const playBatchScript = new LuaScript(new URL('./lua/play-batch-n.lua', import.meta.url))
 /** Which entries of a flush batch are no longer pending in the group (`lua/still-pending-1.lua`). */
 export const stillPendingScript = new LuaScript(new URL('./lua/still-pending-1.lua', import.meta.url))
 

@@ -52,6 +52,7 @@ Returns: { counted (1 counted, 0 a repeat inside the window),
 Event fields: k 'play', v item id, w viewer, t Redis time (ms).
 ]]
 --- @include "../../redis/lua/includes/now-ms"
+--- @include "includes/seen-buckets"
 local window = tonumber(ARGV[1])
 local member = ARGV[7]
 local load = tonumber(ARGV[8])
@@ -64,21 +65,11 @@ local before = KEYS[1] .. (g - 1) .. ':'
 local state = redis.call('MGET', at .. 'n', before .. 'n', KEYS[2])
 local x = tonumber(member)
 
--- the bucket of h in a generation of n hashes: b = max(1, ceil(n / T)) buckets, 2^l <= b < 2^(l+1)
-local function bucketOf(n)
-  local buckets = math.max(1, math.ceil(n / load))
-  local half = 1
-  while half * 2 <= buckets do half = half * 2 end
-  local b = x % (half * 2)
-  if b >= buckets then b = b - half end
-  return b
-end
-
 local n = tonumber(state[1]) or 0
-local bucket = at .. bucketOf(n)
+local bucket = at .. seenBucketOf(x, n, load)
 if redis.call('SADD', bucket, member) == 0 then return { 0, tonumber(state[3]) or 0, '' } end
 local last = tonumber(state[2])
-if last ~= nil and redis.call('SISMEMBER', before .. bucketOf(last), member) == 1 then
+if last ~= nil and redis.call('SISMEMBER', before .. seenBucketOf(x, last, load), member) == 1 then
   -- counted in g - 1: a repeat, not added to g. The bucket held other hashes before (every
   -- bucket of a generation that has a count does), so it stays with its TTL; a fresh one goes.
   redis.call('SREM', bucket, member)
@@ -91,27 +82,7 @@ if n == 1 then
   redis.call('PEXPIRE', at .. 'n', ttl)
   redis.call('PEXPIRE', bucket, ttl)
 elseif (n - 1) % load == 0 then
-  -- n > T·b for the b = (n - 1) / T buckets so far: bucket b - 2^l splits into itself and bucket b
-  local buckets = (n - 1) / load
-  local half = 1
-  while half * 2 <= buckets do half = half * 2 end
-  local from = buckets - half
-  local source = at .. from
-  local target = at .. buckets
-  -- one bucket, never the generation: about 2T hashes at most, a bounded step
-  local members = redis.call('SMEMBERS', source)
-  local moving = {}
-  for _, m in ipairs(members) do
-    if m ~= '0' and tonumber(m) % (half * 2) ~= from then moving[#moving + 1] = m end
-  end
-  if #moving == #members then redis.call('SADD', source, '0') end
-  if #moving == 0 then
-    redis.call('SADD', target, '0')
-  else
-    redis.call('SADD', target, unpack(moving))
-    redis.call('SREM', source, unpack(moving))
-  end
-  redis.call('PEXPIRE', target, ttl)
+  splitSeen(at, n, load, ttl)
 end
 
 local count = redis.call('INCR', KEYS[2])

@@ -137,3 +137,42 @@ local function isMember(base, m)
   if not g[1] then return redis.call('SISMEMBER', base, m) end
   return redis.call('SISMEMBER', bucketKey(base, bucketOf(memberHash(m), tonumber(g[1]), tonumber(g[2]))), m)
 end
+
+-- Batched toggles (toggle-batch-n.lua): one item's geometry read once, written once, in between
+-- kept here. The same steps as setMember, so each toggle's answer is the one setMember gives.
+-- Opens an item's buckets for a batch: { base, n, l (nil while one bucket), s, dirty }.
+local function openMembers(base)
+  local g = redis.call('HMGET', base .. ':m', 'n', 'l', 's')
+  if not g[1] then return { base = base, n = redis.call('SCARD', base), dirty = false } end
+  return { base = base, n = tonumber(g[1]), l = tonumber(g[2]), s = tonumber(g[3]), dirty = false }
+end
+
+-- setMember on an opened item, h = memberHash(m) (the caller's, computed off Redis); returns
+-- changed (1/0) and the count after.
+local function toggleMember(st, m, h, on, load)
+  local cmd = 'SREM'
+  if on then cmd = 'SADD' end
+  if st.l == nil then
+    if redis.call(cmd, st.base, m) == 0 then return 0, st.n end
+    if on then st.n = st.n + 1 else st.n = st.n - 1 end
+    if on and st.n > 2 * load then
+      st.l, st.s = grow(st.base, st.n, 0, 0, load)
+      st.dirty = true
+    end
+    return 1, st.n
+  end
+  if redis.call(cmd, bucketKey(st.base, bucketOf(h, st.l, st.s)), m) == 0 then return 0, st.n end
+  st.dirty = true
+  if on then
+    st.n = st.n + 1
+    if st.n > load * (2 ^ st.l + st.s) then st.l, st.s = grow(st.base, st.n, st.l, st.s, load) end
+  else
+    st.n = st.n - 1
+  end
+  return 1, st.n
+end
+
+-- Writes an opened item's meta once, if a toggle changed it.
+local function closeMembers(st)
+  if st.dirty then redis.call('HSET', st.base .. ':m', 'n', st.n, 'l', st.l, 's', st.s) end
+end
