@@ -12,6 +12,7 @@ import {
   readMembers,
 } from '../../src/interactions/member_buckets.js'
 import { memberFlagsScript } from '../../src/interactions/scripts.js'
+import { prng } from '../support/prng.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
 const redis = testRedisClient(10_000)
@@ -43,15 +44,6 @@ async function expectWellFormed(item: string, kind: 'likes' | 'favorites' = 'lik
     for (const m of members) expect(bucketOf(memberHash(m), geometry.level, geometry.split)).toBe(i)
   }
   return held
-}
-
-/** A seeded LCG (Numerical Recipes' constants), so a failing sequence can be replayed. */
-function prng(seed: number): () => number {
-  let x = seed >>> 0
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0
-    return x / 4294967296
-  }
 }
 
 describe('member buckets (toggle-4.lua, includes/member-buckets.lua)', () => {
