@@ -10,7 +10,10 @@
 // least; "plugin µs" is a mode's CPU per request minus the plugin-off server's.
 //
 //   node --conditions=floodgate-source --import tsx bench/ratelimit/http.ts
-//   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_S (5 per mode, split over BENCH_ROUNDS (3)), BENCH_CONNECTIONS (64)
+//   env: REDIS_URL (redis://127.0.0.1:6379), BENCH_DURATION_S (5 per mode, split over BENCH_ROUNDS (3)), BENCH_CONNECTIONS (64),
+//   BENCH_BASELINE_MAIN: another checkout's apps/video-api/src/main.ts (e.g. an older commit's `git archive`,
+//   with a node_modules whose floodgate and video-api links point into that checkout) whose plugin modes run
+//   as extra "<mode>@baseline" servers in the same interleaved rounds.
 import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -40,24 +43,33 @@ const durationS = Number(process.env.BENCH_DURATION_S ?? 5)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64)
 // the service's default limiter mode (leased), and exact: one Redis decision per request
-const modes = ['off', 'allowed', 'allowed-exact', 'rejected'] as const
+const pluginModes = ['off', 'allowed', 'allowed-exact', 'rejected'] as const
+type PluginMode = (typeof pluginModes)[number]
+const baselineMain = process.env.BENCH_BASELINE_MAIN
+const modes: string[] = [
+  ...pluginModes,
+  ...(baselineMain ? pluginModes.filter((m) => m !== 'off').map((m) => `${m}@baseline`) : []),
+]
 /** Unrouted: the not-found handler answers, behind the rate-limit hook like any route. */
 const PATH = '/bench/no-such-route'
 
 /** video-api's own entry point (main.ts) on an embedded PGlite in a temp folder, configured by env. */
-async function startServer(
-  mode: (typeof modes)[number],
-): Promise<{ child: ChildProcess; port: number; dir: string }> {
+async function startServer(name: string): Promise<{ child: ChildProcess; port: number; dir: string }> {
   const port = await freePort()
   const dir = mkdtempSync(join(tmpdir(), 'fg-rlhttp-'))
-  const main = fileURLToPath(new URL('../../apps/video-api/src/main.ts', import.meta.url))
+  const baseline = name.endsWith('@baseline')
+  const mode = name.replace('@baseline', '') as PluginMode
+  const main =
+    baseline && baselineMain
+      ? baselineMain
+      : fileURLToPath(new URL('../../apps/video-api/src/main.ts', import.meta.url))
   const child = spawnTs(main, [], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env,
       PORT: String(port),
       REDIS_URL: url,
-      REDIS_PREFIX: `bench-rlhttp-${process.pid}-${mode}`,
+      REDIS_PREFIX: `bench-rlhttp-${process.pid}-${name.replace('@', '-')}`,
       DATA_DIR: dir,
       SEED_ON_EMPTY: 'false',
       LOG_LEVEL: 'warn',
@@ -69,13 +81,13 @@ async function startServer(
   })
   const deadline = Date.now() + 120_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`video-api (${mode}) exited with ${child.exitCode}`)
+    if (child.exitCode !== null) throw new Error(`video-api (${name}) exited with ${child.exitCode}`)
     const up = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => r.status === 200 || r.status === 429,
       () => false,
     )
     if (up) return { child, port, dir }
-    if (Date.now() > deadline) throw new Error(`video-api (${mode}) did not start`)
+    if (Date.now() > deadline) throw new Error(`video-api (${name}) did not start`)
     await new Promise((r) => setTimeout(r, 250))
   }
 }
@@ -161,5 +173,5 @@ process.stdout.write(`${lines.join('\n')}\n`)
 mkdirSync(new URL('../results/', import.meta.url), { recursive: true })
 writeFileSync(
   new URL('../results/ratelimit-http.json', import.meta.url),
-  `${JSON.stringify({ at: new Date().toISOString(), url, durationS, rounds, connections, rows }, null, 2)}\n`,
+  `${JSON.stringify({ at: new Date().toISOString(), baseline: baselineMain, url, durationS, rounds, connections, rows }, null, 2)}\n`,
 )

@@ -91,7 +91,7 @@ const floodgateScenario = (
   lib: typeof floodgate,
   algorithm: RateLimitAlgorithm,
   client: floodgate.RedisClient = redis,
-  mode: 'exact' | 'leased' = 'exact',
+  mode: 'exact' | 'leased' | 'prefetch' = 'exact',
 ) => {
   const name = `${label} ${algorithm}`
   const limiter = lib.createRateLimiter({
@@ -103,12 +103,13 @@ const floodgateScenario = (
     windowMs: WINDOW_MS,
     timeoutMs: 5000,
     fallback: 'failClosed',
-    ...(mode === 'leased' ? { mode } : {}),
+    ...(mode === 'exact' ? {} : { mode: 'leased' as const }),
+    ...(mode === 'prefetch' ? { lease: { prefetch: true } } : {}),
   })
   const count = { decisions: 0, redis: 0 }
   roundTrips.set(name, count)
   // a leased decision answered from the slice (or a cached refusal) makes no Redis call
-  const local = new Set(mode === 'leased' ? ['lease', 'blockedCache'] : [])
+  const local = new Set(mode === 'exact' ? [] : ['lease', 'blockedCache'])
   return new Scenario(name, async (i) => {
     const result = await limiter.limit(keyOf(i))
     count.decisions++
@@ -128,6 +129,9 @@ const allScenarios = [
   ...ALGORITHMS.map((algorithm) => floodgateScenario('floodgate', floodgate, algorithm)),
   ...LEASED_ALGORITHMS.map((algorithm) =>
     floodgateScenario('floodgate leased', floodgate, algorithm, redis, 'leased'),
+  ),
+  ...LEASED_ALGORITHMS.map((algorithm) =>
+    floodgateScenario('floodgate leased prefetch', floodgate, algorithm, redis, 'prefetch'),
   ),
   ...ALGORITHMS.map((algorithm) =>
     floodgateScenario('floodgate autopipelining', floodgate, algorithm, redisAutoPipelined),

@@ -9,6 +9,8 @@
  *   ln(L/4)/ln(4/3) + 4 (14 for L = 100, so 0.14 Redis calls per admitted unit, fewer under the
  *   quota); what other instances can hold unused at once is at most a quarter of the free quota
  *   each, and shrinks with it.
+ * - `leasePrefetch` false: a key's next lease call leaves when a decision finds its slice spent,
+ *   not when a decision spends it, so no quota is taken before it is asked for.
  * - `maxWaitMs` 10 s: longest total wait of {@link waitUntilAllowed}.
  * - `batchMaxKeys` 256: most limiter keys one script call decides (the decisions, or the lease
  *   calls, of one event-loop poll phase; `script_batch.ts`). A batch runs atomically in Redis: 256
@@ -18,6 +20,7 @@
 export const RATE_LIMIT_DEFAULTS = {
   maxKeys: 10_000,
   leaseFraction: 0.25,
+  leasePrefetch: false,
   maxWaitMs: 10_000,
   batchMaxKeys: 256,
 } as const

@@ -37,6 +37,15 @@ export interface LeaseOptions {
    * @default 10_000 (`RATE_LIMIT_DEFAULTS.maxKeys`)
    */
   maxKeys?: number
+  /**
+   * `true`: the decision that spends a key's slice sends the key's next lease call at once, in the
+   * background, so the key's next decision finds a slice instead of waiting for Redis. The process
+   * still holds at most one slice per key, but takes it before it is asked for: if the key's
+   * traffic stops there, the slice stays held until its window ends, it is evicted or
+   * {@link RedisRateLimiter.release} gives it back. `limitLocal()` may then start that Redis call.
+   * @default false (`RATE_LIMIT_DEFAULTS.leasePrefetch`)
+   */
+  prefetch?: boolean
 }
 
 /** Shortest time between two fallback log lines of one source, per limiter (ms). */
@@ -203,6 +212,7 @@ export function createRateLimiter(options: RateLimiterOptions): RedisRateLimiter
           deadline,
           what,
           blocked: blocked ?? new BlockedCache(RATE_LIMIT_DEFAULTS.maxKeys),
+          prefetch: (options.lease?.prefetch ?? RATE_LIMIT_DEFAULTS.leasePrefetch) === true,
         })
       : undefined
   const exact =

@@ -182,6 +182,67 @@ describe('leased mode', () => {
   })
 })
 
+// `lease.prefetch`: the decision that spends a key's slice sends the key's next lease call, so
+// the next decision finds a slice (no wait for Redis); the quota stays exact (every unit reserved
+// in Redis is admitted once or given back) and a refused prefetch is remembered as a block.
+const prefetching = (patch: Partial<RateLimiterOptions> = {}) =>
+  leased({ lease: { prefetch: true }, ...patch })
+
+describe('leased mode, prefetch', () => {
+  it.each(['fixedWindow', 'slidingWindow'] as const)(
+    '%s: a spent slice is renewed before the next decision, which answers from memory',
+    async (algorithm) => {
+      await sleepToWindowStart(60_000, 5000)
+      const limiter = prefetching({ algorithm })
+      const first = await limiter.limit('k')
+      expect([first.allowed, first.source]).toEqual([true, 'redis'])
+      const results: RateLimitResult[] = [first]
+      for (;;) {
+        let local = limiter.limitLocal('k')
+        // a slice just spent: its successor is on its way (never without prefetch)
+        for (let tries = 0; local === undefined && tries < 100; tries++) {
+          await sleep(10)
+          local = limiter.limitLocal('k')
+        }
+        if (local === undefined) throw new Error(`no slice after ${results.length} decisions`)
+        results.push(local)
+        if (!local.allowed) break
+      }
+      // every unit of the quota came from memory after the first call, then a remembered refusal
+      expect(results.filter((r) => r.allowed)).toHaveLength(LIMIT)
+      expect(results.slice(1, LIMIT).every((r) => r.source === 'lease')).toBe(true)
+      const last = results[results.length - 1]!
+      expect([last.allowed, last.source]).toEqual([false, 'blockedCache'])
+      expect((await limiter.peek('k')).remaining).toBe(0)
+    },
+  )
+
+  it('without it, the decision after a spent slice waits for a lease call', async () => {
+    await sleepToWindowStart(60_000, 5000)
+    const limiter = leased()
+    const first = await limiter.limit('k') // a slice of 25
+    const spent = Array.from({ length: 24 }, () => limiter.limitLocal('k'))
+    expect([first.source, ...spent.map((r) => r?.source)]).toEqual(['redis', ...Array(24).fill('lease')])
+    await sleep(20)
+    expect(limiter.limitLocal('k')).toBeUndefined()
+  })
+
+  it('two instances on one key: never more admitted than the limit, no unit lost', async () => {
+    await sleepToWindowStart(60_000, 5000)
+    const name = `shared${n++}`
+    const [a, b] = [prefetching({ name }), prefetching({ name })]
+    let admitted = 0
+    for (let round = 0; round < 40; round++) {
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? a : b).limit('k')))
+      admitted += results.filter((r) => r.allowed).length
+    }
+    expect(admitted).toBeLessThanOrEqual(LIMIT)
+    // what either instance still holds goes back: Redis then counts exactly the admitted units
+    await Promise.all([a.release(), b.release()])
+    expect((await a.peek('k')).remaining).toBe(LIMIT - admitted)
+  })
+})
+
 describe('leased mode while Redis is down', () => {
   it('answers with the fallback policy, as the exact mode does', async () => {
     const dead = deadRedisClient()

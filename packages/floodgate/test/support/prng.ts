@@ -1,4 +1,4 @@
-/** A seeded LCG (Numerical Recipes' constants) in [0, 1), so a failing sequence can be replayed. */
+/** A seeded LCG (Numerical Recipes' constants) in [0, 1), so a failing random sequence can be replayed. */
 export function prng(seed: number): () => number {
   let x = seed >>> 0
   return () => {

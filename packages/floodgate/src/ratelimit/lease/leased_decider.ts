@@ -26,6 +26,8 @@ export interface LeasedDeciderOptions {
   what: string
   /** Keys Redis refused with nothing left, answered in-process until their retry time (Envoy's local cache). */
   blocked: BlockedCache
+  /** Send a key's next lease call as soon as a decision spends its slice, not when the next decision asks. */
+  prefetch: boolean
 }
 
 /** This instance's slice of one key's quota. Local times are `performance.now()` ms. */
@@ -99,6 +101,9 @@ export class LeasedDecider {
     const now = performance.now()
     if (now >= lease.endsAt) return undefined
     lease.left -= cost
+    // prefetch: the next slice is on its way before the key's next decision, which then need not wait
+    if (lease.left === 0 && this.options.prefetch && !this.pending.has(key))
+      this.renew(key, 1, noop, noop, undefined, true)
     return {
       allowed: true,
       limit: policy.limit,
@@ -154,13 +159,17 @@ export class LeasedDecider {
     return given.reduce((sum, units) => sum + units, 0)
   }
 
-  /** Queues a lease call for `key` that answers this decision; decisions asked meanwhile wait for it. */
+  /**
+   * Queues a lease call for `key` that answers this decision; decisions asked meanwhile wait for it.
+   * `prefetch`: no decision asked; the call reserves a slice of at least 1 unit, all of it kept.
+   */
   private renew(
     key: string,
     cost: number,
     resolve: (result: RateLimitResult) => void,
     reject: (error: unknown) => void,
     sink: DecisionSink | undefined,
+    prefetch = false,
   ): void {
     const old = this.leases.get(key)
     // the old slice (dead, or short of `cost`) goes back with this call; if the call fails its
@@ -169,7 +178,7 @@ export class LeasedDecider {
     const giveBack = old !== undefined && old.left > 0 ? old.left : 0
     const giveBackIndex = giveBack > 0 ? (old as Lease).windowIndex : -1
     const grantId = this.grantPrefix + ++this.grants
-    const call = new LeaseCall(this, key, cost, performance.now(), grantId, resolve, reject, sink)
+    const call = new LeaseCall(this, key, cost, performance.now(), grantId, resolve, reject, sink, prefetch)
     this.pending.set(key, call)
     this.calls.add(key, cost, giveBack, giveBackIndex, grantId, call)
   }
@@ -178,7 +187,7 @@ export class LeasedDecider {
   answered(call: LeaseCall, reply: LeaseReply): void {
     const { key } = call
     this.pending.delete(key)
-    answer(call, key, this.apply(key, call.cost, reply, call.sentAt))
+    answer(call, key, this.apply(key, call.cost, call.prefetch ? 0 : call.cost, reply, call.sentAt))
     const waiters = call.waiters
     if (waiters === undefined) return
     for (const waiter of waiters) {
@@ -210,14 +219,23 @@ export class LeasedDecider {
     }
   }
 
-  /** Stores a granted slice minus this decision's cost, or remembers a refusal; returns the answer. */
-  private apply(key: string, cost: number, reply: LeaseReply, sentAt: number): RateLimitResult {
+  /**
+   * Stores a granted slice minus the `spent` units (the decision's cost; 0 for a prefetch), or
+   * remembers a refusal of `cost`; returns the answer.
+   */
+  private apply(
+    key: string,
+    cost: number,
+    spent: number,
+    reply: LeaseReply,
+    sentAt: number,
+  ): RateLimitResult {
     const { policy, blocked } = this.options
     const answer: RateLimitResult = {
       allowed: reply.granted,
       limit: policy.limit,
       // the slice left plus the quota nobody holds at this moment: never above the cluster-wide figure
-      remaining: reply.granted ? reply.slice - cost + reply.free : reply.free,
+      remaining: reply.granted ? reply.slice - spent + reply.free : reply.free,
       resetAtMs: reply.resetAtMs,
       retryAfterMs: reply.retryAfterMs,
       nowMs: reply.nowMs,
@@ -231,7 +249,7 @@ export class LeasedDecider {
     const windowEndMs = (reply.windowIndex + 1) * policy.windowMs
     this.leases.set(key, {
       windowIndex: reply.windowIndex,
-      left: reply.slice - cost,
+      left: reply.slice - spent,
       resetAtMs: reply.resetAtMs,
       grantedAtMs: reply.nowMs,
       receivedAt: performance.now(),
@@ -269,6 +287,9 @@ export class LeasedDecider {
   }
 }
 
+/** The answer of a prefetch, which no caller awaits. */
+const noop = (): void => {}
+
 /** A decision to answer: its cost and where its answer goes (see {@link LeasedDecider.decide}). */
 interface Decision {
   readonly cost: number
@@ -301,6 +322,7 @@ class LeaseCall implements BatchItem, Decision {
     readonly resolve: (result: RateLimitResult) => void,
     readonly reject: (error: unknown) => void,
     readonly sink: DecisionSink | undefined,
+    readonly prefetch = false,
   ) {}
 
   wait(decision: Decision): void {
