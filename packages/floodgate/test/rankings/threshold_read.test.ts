@@ -4,6 +4,7 @@ import { createRankings, toMember } from '../../src/index.js'
 import { InteractionKeys } from '../../src/interactions/keys.js'
 import { mergeTops, parseWithScores } from '../../src/rankings/merge.js'
 import { readTopsByThreshold } from '../../src/rankings/threshold_read.js'
+import { prng } from '../support/prng.js'
 import { deleteByPrefix, testRedis, uniquePrefix } from '../support/redis.js'
 
 const redis = testRedis()
@@ -17,18 +18,6 @@ afterAll(async () => {
 beforeEach(async () => {
   await deleteByPrefix(redis, prefix)
 })
-
-/** mulberry32: a seeded PRNG, so a failing case replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 type Shape = 'uniform' | 'one hot partition' | 'ties' | 'with zero and negative' | 'with infinities'
 
@@ -72,7 +61,7 @@ describe('readTopsByThreshold (exact top over partitions in at most two round tr
         'with zero and negative',
         'with infinities',
       ] as const) {
-        const random = rng(cases + 1)
+        const random = prng(cases + 1)
         await deleteByPrefix(redis, prefix)
         await seedAllTime(keys, shape, Math.floor(random() * 900) + 1, random)
         for (const limit of [1, 7, 50, 200]) {
@@ -95,7 +84,7 @@ describe('readTopsByThreshold (exact top over partitions in at most two round tr
 
   it('reads a few entries per partition, not limit per partition (300 partitions, top 50)', async () => {
     const keys = new InteractionKeys(prefix, 300)
-    await seedAllTime(keys, 'uniform', 30_000, rng(7))
+    await seedAllTime(keys, 'uniform', 30_000, prng(7))
     const monitor = await redis.monitor()
     let asked = 0
     let counting = true
