@@ -189,38 +189,36 @@ async function carryTrending(
   signal: AbortSignal,
 ): Promise<number> {
   let carried = 0
-  for (const p of legacy.allPartitions()) {
-    await scanKeys(redis, legacy.minuteBuckets(p), signal, async (buckets) => {
-      for (const bucket of buckets) {
-        const moving = legacy.moving(bucket)
-        const renamed = await redis.renamenx(bucket, moving).catch(() => 0) // gone: another instance has it
-        if (renamed !== 1) continue
-        const [, metric, minute] = /:min:(likes|plays):(\d+)$/.exec(bucket) ?? []
-        if (metric !== undefined && minute !== undefined) {
-          const ttlMs = await redis.pttl(moving)
-          const entries = await redis.zrange(moving, '0', '-1', 'WITHSCORES')
-          for (let i = 0; i + 1 < entries.length; i += 2) {
-            const member = entries[i] as string
-            const target = keys.rankMinute(
-              keys.partitionOf(fromMember(member)),
-              metric as RankMetric,
-              Number(minute),
-            )
-            await redis.zincrby(target, Number(entries[i + 1]), member)
-            if (ttlMs > 0) await redis.pexpire(target, ttlMs)
-          }
+  await scanLegacyKeys(redis, legacy, signal, async (found) => {
+    for (const bucket of found.filter((k) => legacy.isMinuteBucket(k))) {
+      const moving = legacy.moving(bucket)
+      const renamed = await redis.renamenx(bucket, moving).catch(() => 0) // gone: another instance has it
+      if (renamed !== 1) continue
+      const [, metric, minute] = /:min:(likes|plays):(\d+)$/.exec(bucket) ?? []
+      if (metric !== undefined && minute !== undefined) {
+        const ttlMs = await redis.pttl(moving)
+        const entries = await redis.zrange(moving, '0', '-1', 'WITHSCORES')
+        for (let i = 0; i + 1 < entries.length; i += 2) {
+          const member = entries[i] as string
+          const target = keys.rankMinute(
+            keys.partitionOf(fromMember(member)),
+            metric as RankMetric,
+            Number(minute),
+          )
+          await redis.zincrby(target, Number(entries[i + 1]), member)
+          if (ttlMs > 0) await redis.pexpire(target, ttlMs)
         }
-        await redis.unlink(moving)
-        carried++
       }
-    })
-  }
+      await redis.unlink(moving)
+      carried++
+    }
+  })
   return carried
 }
 
 /**
- * UNLINKs every legacy item state and ranking key (SCAN per master; the dead-letter streams are
- * kept) and the legacy marker; returns how many.
+ * UNLINKs every legacy item state and ranking key (the dead-letter streams are kept) and the
+ * legacy marker; returns how many.
  */
 async function deleteLegacyKeys(
   redis: RedisClient,
@@ -229,16 +227,32 @@ async function deleteLegacyKeys(
 ): Promise<number> {
   const keep = new Set(legacy.allPartitions().map((p) => legacy.dead(p)))
   let deleted = 0
-  for (const p of legacy.allPartitions()) {
-    for (const pattern of legacy.patterns(p)) {
-      await scanKeys(redis, pattern, signal, async (found) => {
-        const doomed = found.filter((k) => !keep.has(k))
-        // every key of one pattern carries the partition's tag: one slot, one UNLINK
-        if (doomed.length > 0) deleted += await redis.unlink(...doomed)
-      })
+  await scanLegacyKeys(redis, legacy, signal, async (found) => {
+    // one UNLINK per legacy partition: its keys share its tag, so one slot
+    const byPartition = new Map<number, string[]>()
+    for (const key of found) {
+      if (keep.has(key)) continue
+      const p = legacy.legacyPartitionOf(key)!
+      byPartition.set(p, [...(byPartition.get(p) ?? []), key])
     }
-  }
+    for (const doomed of byPartition.values()) deleted += await redis.unlink(...doomed)
+  })
   return deleted + (await redis.unlink(legacy.epoch()))
+}
+
+/** SCANs every master for the legacy keys (two patterns, see `scanPatterns`), legacy keys only. */
+async function scanLegacyKeys(
+  redis: RedisClient,
+  legacy: LegacyInteractionKeys,
+  signal: AbortSignal,
+  page: (keys: string[]) => Promise<void>,
+): Promise<void> {
+  for (const pattern of legacy.scanPatterns()) {
+    await scanKeys(redis, pattern, signal, async (found) => {
+      const mine = found.filter((k) => legacy.legacyPartitionOf(k) !== undefined)
+      if (mine.length > 0) await page(mine)
+    })
+  }
 }
 
 /** `{ code, pending, undelivered }` of `drop-drained-stream-1.lua`. */

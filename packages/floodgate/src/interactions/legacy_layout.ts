@@ -42,17 +42,29 @@ export class LegacyInteractionKeys {
   }
 
   /**
-   * SCAN patterns of every legacy key of partition `p` (item state and ranking shards; streams
-   * included). `}` closes the tag, so `{ix:1}` never matches `{ix:10}` nor a layout-2 tag.
+   * SCAN patterns that together match every legacy key (item state, ranking shards, streams):
+   * two, whatever the partition count, so a cleanup walks the keyspace twice, not per partition.
+   * They match layout 2's keys too (`{ix:<p>.<s>}`): keep only keys {@link legacyPartitionOf} names.
    */
-  patterns(p: number): string[] {
+  scanPatterns(): string[] {
     const prefix = this.space.prefix
-    return [`${prefix}:ix:{ix:${p}}:*`, `${prefix}:rank:{ix:${p}}:*`]
+    return [`${prefix}:ix:{ix:*`, `${prefix}:rank:{ix:*`]
   }
 
-  /** SCAN pattern of partition `p`'s per-minute trending buckets (`…:min:<metric>:<unixMinute>`). */
-  minuteBuckets(p: number): string {
-    return `${this.space.prefix}:rank:{ix:${p}}:min:*`
+  /**
+   * The legacy partition of `key` (its tag is `{ix:<digits>}`), or undefined for any other key,
+   * layout 2's among them.
+   */
+  legacyPartitionOf(key: string): number | undefined {
+    const prefix = this.space.prefix
+    if (!key.startsWith(`${prefix}:ix:{ix:`) && !key.startsWith(`${prefix}:rank:{ix:`)) return undefined
+    const tag = /^:(?:ix|rank):\{ix:(\d+)\}:/.exec(key.slice(prefix.length))
+    return tag ? Number(tag[1]) : undefined
+  }
+
+  /** Whether `key` (a legacy key) is a per-minute trending bucket (`…:rank:{ix:<p>}:min:<metric>:<minute>`). */
+  isMinuteBucket(key: string): boolean {
+    return /^:rank:\{ix:\d+\}:min:/.test(key.slice(this.space.prefix.length))
   }
 
   /** Where a minute bucket is moved before its entries are carried over (same slot, one mover). */

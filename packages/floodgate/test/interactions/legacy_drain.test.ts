@@ -120,7 +120,9 @@ describe('startLegacyLayoutDrain', () => {
     })
     try {
       const deadline = Date.now() + 20_000
-      while (Date.now() < deadline && (await redis.exists(legacy.epoch())) === 1) await sleep(100)
+      // 'cleaned' is emitted once the last legacy key is gone (the marker goes earlier, mid-cleanup)
+      while (Date.now() < deadline && !drainEvents.includes('cleaned')) await sleep(100)
+      expect(drainEvents.filter((e) => e === 'error')).toEqual([])
       expect(await likers(7)).toEqual([1, 2])
       expect(await likers(23)).toEqual([3])
       expect(await likers(18)).toEqual([4])
@@ -149,4 +151,23 @@ describe('startLegacyLayoutDrain', () => {
       await flush.stop()
     }
   }, 30_000)
+})
+
+describe('LegacyInteractionKeys.legacyPartitionOf', () => {
+  it('names the partition of layout-1 keys only: two SCAN patterns find them whatever the partitions', () => {
+    const legacy = new LegacyInteractionKeys('va', 300)
+    const layout2 = new InteractionKeys('va', 300)
+    expect(legacy.scanPatterns()).toEqual(['va:ix:{ix:*', 'va:rank:{ix:*'])
+    expect(legacy.legacyPartitionOf('va:ix:{ix:12}:likes:28')).toBe(12)
+    expect(legacy.legacyPartitionOf('va:rank:{ix:7}:min:likes:29000000')).toBe(7)
+    expect(legacy.isMinuteBucket('va:rank:{ix:7}:min:likes:29000000')).toBe(true)
+    expect(legacy.isMinuteBucket('va:rank:{ix:7}:all:likes')).toBe(false)
+    for (const key of [
+      layout2.likes('28'),
+      layout2.stream(5),
+      layout2.rankAll(5, 'likes'),
+      'vb:ix:{ix:1}:stream',
+    ])
+      expect(legacy.legacyPartitionOf(key), key).toBeUndefined()
+  })
 })

@@ -213,19 +213,24 @@ describe('trending windows (minute buckets)', () => {
         toMember(String(id)),
       )
     }
-    const rankings = createRankings({ redis: single, prefix, partitions: 300 })
+    // fresh for 60 s: a recompute slowed by a loaded box must not expire the result mid-test
+    const rankings = createRankings({ redis: single, prefix, partitions: 300, cacheTtlMs: 60_000 })
     const first = await rankings.top({ metric: 'plays', window: '1h', limit: 10 })
     expect(first.map((e) => e.itemId)).toEqual(Array.from({ length: 10 }, (_, i) => String(600 - i)))
     const watcher = testRedis()
     const monitor = await watcher.monitor()
     let counting = true
     const seen: string[] = []
+    let sentinelSeen = false
     monitor.on('monitor', (_time: string, args: string[]) => {
-      if (counting && args.some((a) => a.startsWith(prefix))) seen.push(args[0]!.toLowerCase())
+      if (args[0]?.toLowerCase() === 'echo' && args[1] === `${prefix}:done`) sentinelSeen = true
+      else if (counting && args.some((a) => a.startsWith(prefix))) seen.push(args[0]!.toLowerCase())
     })
     try {
       expect(await rankings.top({ metric: 'plays', window: '1h', limit: 10 })).toEqual(first)
-      await sleep(200) // MONITOR lines arrive after the replies
+      // MONITOR lines arrive after the replies, in order: wait for a command sent after the read's
+      await single.echo(`${prefix}:done`)
+      await until(() => sentinelSeen, { timeoutMs: 10_000, what: 'the MONITOR line of the sentinel' })
     } finally {
       counting = false
       monitor.disconnect()

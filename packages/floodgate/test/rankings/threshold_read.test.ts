@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '@floodgate/test-support'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest'
 import { createRankings, toMember } from '../../src/index.js'
 import { InteractionKeys } from '../../src/interactions/keys.js'
@@ -89,7 +89,9 @@ describe('readTopsByThreshold (exact top over partitions in at most two round tr
     let asked = 0
     let counting = true
     const second: string[][] = []
+    let sentinelSeen = false
     monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'echo' && args[1] === `${prefix}:done`) sentinelSeen = true
       const command = counting ? args[0]?.toLowerCase() : undefined
       if (command === 'zrevrange' && args[1]?.startsWith(prefix))
         asked += Number(args[3]) - Number(args[2]) + 1
@@ -99,7 +101,9 @@ describe('readTopsByThreshold (exact top over partitions in at most two round tr
     try {
       const rankings = createRankings({ redis, prefix, partitions: 300 })
       top = await rankings.top({ metric: 'likes', window: 'all', limit: 50 })
-      await sleep(200) // MONITOR lines arrive after the replies
+      // MONITOR lines arrive after the replies, in order: wait for a command sent after the read's
+      await redis.echo(`${prefix}:done`)
+      await until(() => sentinelSeen, { timeoutMs: 10_000, what: 'the MONITOR line of the sentinel' })
     } finally {
       counting = false
       monitor.disconnect()
