@@ -19,8 +19,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { deleteByPrefix } from '@floodgate/test-support'
 import {
   createRankings,
-  DecayedRankings,
   DEFAULT_WINDOWS,
+  DecayedRankings,
   decayRatePerMs,
   INTERACTION_DEFAULTS,
   InteractionKeys,

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { InteractionKeys, type RedisClient, toMember } from 'floodgate'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createAdminTestApp, createVideo, registerUser, type TestApp, type TestUser } from './support/app.js'
+import { SqlRecorder } from './support/sql_recorder.js'
 
 // Issue test 7 at the service level (order, ties, window expiry, deleted/private skipped),
 // plus counts in payloads, the stale fallback, /me lists and the admin endpoints.
@@ -102,6 +103,22 @@ describe('GET /rankings/hot', () => {
     expect(day.items.map((i) => i.video.id)).toEqual([v[5]])
     expect(day.items[0]!.score).toBeGreaterThan(40)
     expect(day.items[0]!.score).toBeLessThan(50)
+  })
+
+  it("a burst of one ranking's readers shares one SELECT of its videos, and none is shed", async () => {
+    const recorder = SqlRecorder.install()
+    try {
+      const replies = await Promise.all(
+        Array.from({ length: 120 }, () =>
+          app.inject({ method: 'GET', url: '/rankings/hot?metric=likes&window=all' }),
+        ),
+      )
+      expect(replies.map((r) => r.statusCode).filter((code) => code !== 200)).toEqual([])
+      // one per wave of concurrent readers (a reader arriving after a SELECT ended starts another)
+      expect(recorder.count(/FROM videos\s+WHERE id IN/)).toBeLessThanOrEqual(3)
+    } finally {
+      recorder.restore()
+    }
   })
 
   it('rejects unknown metrics, windows and limits with 400', async () => {

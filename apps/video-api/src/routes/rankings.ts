@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { type RankedItem, StoreUnavailableError } from 'floodgate'
+import { type RankedItem, Singleflight, StoreUnavailableError } from 'floodgate'
 import { sql } from 'kysely'
 import { Type } from 'typebox'
 import type { VideoRow } from '../db/types.js'
@@ -44,11 +44,14 @@ const columns = sql`id, author_id, title, description, cover_url, play_url, visi
 /**
  * `GET /rankings/hot?metric=likes|plays&window=all|1h|24h&limit=N`: the ranking
  * from Redis (over-fetched to make up for skipped videos), joined with the
- * database in ONE `WHERE id IN (…)` query, kept in rank order, skipping
- * deleted, private and draft videos. Redis down: all-time falls back to the
+ * database in ONE `WHERE id IN (…)` query (shared by concurrent requests for the same ids),
+ * kept in rank order, skipping deleted, private and draft videos. Redis down: all-time falls back to the
  * count columns (`stale: true`); trending windows answer 503.
  */
 export function rankingRoutes(app: FastifyInstance): void {
+  // a burst of one ranking's readers gets the same ids: they share one SELECT, so the burst does
+  // not queue dozens of identical statements on the database guard (which sheds past its queue)
+  const hydrations = new Singleflight<VideoRow[]>()
   app
     .withTypeProvider<TypeBoxTypeProvider>()
     .get(
@@ -73,12 +76,15 @@ export function rankingRoutes(app: FastifyInstance): void {
         }
         if (ranked.length === 0) return { metric, window, items: [], stale: false }
         const ids = ranked.map((r) => r.itemId)
-        const { rows } = await app.dbGuard.run(() =>
-          sql<VideoRow>`
+        const rows = await hydrations.run(ids.join(','), async () => {
+          const { rows } = await app.dbGuard.run(() =>
+            sql<VideoRow>`
         SELECT ${columns} FROM videos
         WHERE id IN (${sql.join(ids.map((id) => sql`${id}::bigint`))})
           AND deleted_at IS NULL AND status = 'published' AND visibility = 'public'`.execute(app.db),
-        )
+          )
+          return rows
+        })
         const byId = new Map(rows.map((row) => [String(row.id), row]))
         const items = []
         for (const r of ranked) {

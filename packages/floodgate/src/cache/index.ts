@@ -15,3 +15,4 @@ export {
   type TtlMs,
 } from './options.js'
 export type { BatchLoader } from './read_many.js'
+export { Singleflight } from './singleflight.js'
