@@ -5,7 +5,7 @@ built here from the declared prefix, so a 24 h window costs a few bytes of argum
 1,440 key names and weights per partition.
 
 KEYS[1]  per-minute bucket key PREFIX of the partition (…:rank:{<tag>}:min:<metric>:); the bucket
-         of unix minute m is KEYS[1] .. m, and the scratch key KEYS[1] .. 'merge' (deleted before
+         of unix minute m is KEYS[1] .. m, and the scratch key KEYS[1] .. 'merge' (unlinked before
          the script returns) carries the same hash tag, so all live in one slot
 ARGV[1]  current unix minute (integer)
 ARGV[2]  window length in minutes (integer >= 1)
@@ -26,7 +26,7 @@ local limit = tonumber(ARGV[4])
 local scratch = prefix .. 'merge'
 local CHUNK = 512
 
-redis.call('DEL', scratch)
+-- the first ZUNIONSTORE replaces whatever the scratch key held (nothing: each call removes it)
 local age = 0
 while age < windowMinutes do
   local last = math.min(age + CHUNK, windowMinutes) - 1
@@ -50,5 +50,6 @@ while age < windowMinutes do
   age = last + 1
 end
 local top = redis.call('ZREVRANGE', scratch, 0, limit - 1, 'WITHSCORES')
-redis.call('DEL', scratch)
+-- UNLINK: a partition's window can hold many items; their memory is freed off the main thread
+redis.call('UNLINK', scratch)
 return top
