@@ -32,17 +32,42 @@ export interface ProblemFields {
 
 interface AjvError {
   instancePath?: string
+  keyword?: string
   message?: string
-  params?: { missingProperty?: string; additionalProperty?: string }
+  params?: {
+    missingProperty?: string
+    additionalProperty?: string
+    allowedValue?: unknown
+    allowedValues?: unknown[]
+  }
 }
 
-/** Fastify's validation errors (Ajv's, with `allErrors`), one entry per failing field. */
+/**
+ * Fastify's validation errors (Ajv's, with `allErrors`), one entry per failing field. A union of
+ * literals (TypeBox `Union([Literal…])`) fails as one `const` error per branch plus an `anyOf`:
+ * those become one "must be one of: …" naming the allowed values, as an `enum` would.
+ */
 function fieldErrors(validation: AjvError[], context: string | undefined): FieldError[] {
-  return validation.map((v) => {
+  const allowed = new Map<string, unknown[]>()
+  for (const v of validation)
+    if (v.keyword === 'const')
+      allowed.set(v.instancePath ?? '', [
+        ...(allowed.get(v.instancePath ?? '') ?? []),
+        v.params?.allowedValue,
+      ])
+  const unions = new Set(validation.filter((v) => v.keyword === 'anyOf').map((v) => v.instancePath ?? ''))
+  const out: FieldError[] = []
+  for (const v of validation) {
+    const at = v.instancePath ?? ''
+    if (v.keyword === 'const' && unions.has(at)) continue
     const leaf = v.params?.missingProperty ?? v.params?.additionalProperty
-    const path = `/${context ?? 'body'}${v.instancePath ?? ''}${leaf === undefined ? '' : `/${leaf}`}`
-    return { path, message: v.message ?? 'is invalid' }
-  })
+    const path = `/${context ?? 'body'}${at}${leaf === undefined ? '' : `/${leaf}`}`
+    const values =
+      v.keyword === 'enum' ? v.params?.allowedValues : v.keyword === 'anyOf' ? allowed.get(at) : undefined
+    const message = values ? `must be one of: ${values.map((x) => JSON.stringify(x)).join(', ')}` : v.message
+    out.push({ path, message: message ?? 'is invalid' })
+  }
+  return out
 }
 
 /** Maps any thrown error to a problem code, status and a detail safe to show. */
@@ -61,13 +86,16 @@ export function classify(error: unknown): ProblemFields {
       detail: 'the database cannot be reached; retry later',
     }
   const e = error as Partial<FastifyError> & { message?: string }
-  if (e.validation)
+  if (e.validation) {
+    const errors = fieldErrors(e.validation as AjvError[], e.validationContext)
+    const detail = errors.map((f) => `${f.path.slice(1)} ${f.message}`).join(', ')
     return {
       code: 'VALIDATION_FAILED',
       status: 400,
-      detail: e.message ?? 'invalid input',
-      errors: fieldErrors(e.validation as AjvError[], e.validationContext),
+      detail: detail || (e.message ?? 'invalid input'),
+      errors,
     }
+  }
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'PAYLOAD_TOO_LARGE', status: 413, detail: 'request body is larger than the limit' }

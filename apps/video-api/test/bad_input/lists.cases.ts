@@ -70,4 +70,11 @@ export const listCases: Case[] = [
     status: 400,
     code: 'VALIDATION_FAILED',
   },
+  {
+    name: 'rankings: unknown window names the allowed ones',
+    request: () => ({ method: 'GET', url: '/rankings/hot?window=7d' }),
+    status: 400,
+    code: 'VALIDATION_FAILED',
+    detail: 'querystring/window must be one of: "all", "1h", "24h"',
+  },
 ]

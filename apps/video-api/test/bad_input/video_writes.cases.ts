@@ -140,7 +140,7 @@ export const videoWriteCases: Case[] = [
     request: () => post({ ...good(), visibility: 'secret' }),
     status: 400,
     code: 'VALIDATION_FAILED',
-    detail: 'body/visibility',
+    detail: 'body/visibility must be one of: "public", "private"',
   },
   {
     name: 'missing playUrl',
