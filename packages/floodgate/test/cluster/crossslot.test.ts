@@ -310,7 +310,7 @@ describe('on Redis Cluster, through the public APIs', () => {
         interactions.recordPlay(v, playViewer({ userId: '7' })),
       ]),
     )
-    // one call per event: toggle-4.lua, play-5.lua (a repeat play, not counted)
+    // one call per event: toggle-5.lua, play-6.lua (a repeat play, not counted)
     const single = new Interactions(cluster, { prefix, partitions, maxEventsPerCall: 1 })
     await single.setLiked('1', '7', false)
     expect(await single.recordPlay('1', playViewer({ userId: '7' }))).toMatchObject({ counted: false })
