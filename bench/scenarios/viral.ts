@@ -1,0 +1,183 @@
+import { countMembers, InteractionKeys } from 'floodgate'
+import type { Redis } from 'ioredis'
+import { bearer, type Context } from './context.js'
+import { type Comparison, compare } from './like_storm.js'
+import { MODE_LABEL, MODES } from './modes.js'
+import { runPhase } from './phase.js'
+import { sleep } from './processes.js'
+import {
+  answeredOk,
+  byMode,
+  dbSeries,
+  forEachMode,
+  modeSeries,
+  no5xx,
+  perSecond,
+  type Scenario,
+  summarize,
+} from './scenario.js'
+import { MEASURED_TAIL_COLUMNS, measuredTail } from './tail.js'
+
+/** SLOWLOG threshold on each mode's private redis-server (µs): every command of 1 ms or more. */
+const LOGGED_FROM_US = 1000
+/** The bound of issue 25: no Redis command touching the video as long as this (µs). */
+const BOUND_US = 10_000
+
+/** The SLOWLOG since the last RESET: the longest entry (µs, its command) and how many reached the bound. */
+async function slowlogSummary(redis: Redis): Promise<{ maxUs: number; command: string; overBound: number }> {
+  const log = (await redis.slowlog('GET', 100_000)) as [number, number, number, string[]][]
+  let max: [number, number, number, string[]] | undefined
+  for (const e of log) if (!max || e[2] > max[2]) max = e
+  return {
+    maxUs: max?.[2] ?? 0,
+    command: max ? max[3].slice(0, 3).join(' ') : '',
+    overBound: log.filter((e) => e[2] >= BOUND_US).length,
+  }
+}
+
+/**
+ * Viral video: every seeded user likes (40 %), unlikes (30 %) and plays (30 %) ONE video, as fast
+ * as `connections` closed-loop connections go over all instances, for `likeStormS`. The flush
+ * drains, then video_likes must equal the Redis members exactly, like_count the member count, the
+ * bucket meta's count the members held, play_count the Redis counter; the longest Redis command
+ * comes from each mode's private redis-server's SLOWLOG (wall clock: see the description).
+ */
+export const viral: Scenario = {
+  id: 'viral',
+  profile: 'bench',
+  async run(ctx: Context) {
+    const p = ctx.params
+    const tokens = ctx.userIds.map((u) => `Bearer ${bearer(ctx, u)}`)
+    const video = ctx.idsByRank[0]!
+    const results = await forEachMode(
+      ctx,
+      'viral video',
+      async (mode) => {
+        const d = ctx.deployments[mode]
+        await d.redis.config('SET', 'slowlog-log-slower-than', String(LOGGED_FROM_US))
+        await d.redis.config('SET', 'slowlog-max-len', '100000')
+        await d.redis.slowlog('RESET')
+        const phase = await runPhase(d, {
+          durationS: p.likeStormS,
+          classes: [
+            {
+              name: 'ops',
+              connections: p.connections,
+              durationS: p.likeStormS,
+              next: () => {
+                const authorization = tokens[Math.floor(Math.random() * tokens.length)]!
+                const x = Math.random()
+                const method = x < 0.4 ? 'PUT' : x < 0.7 ? 'DELETE' : 'POST'
+                return {
+                  method,
+                  path: `/videos/${video}/${x < 0.7 ? 'like' : 'play'}`,
+                  headers: { authorization },
+                }
+              },
+            },
+          ],
+        })
+        const slow = await slowlogSummary(d.redis)
+        const drainStart = performance.now()
+        let comparison: Comparison = await compare(ctx, d, [video])
+        while (comparison.mismatches.length > 0 && performance.now() - drainStart < 30_000) {
+          await sleep(250)
+          comparison = await compare(ctx, d, [video])
+        }
+        const [count] = await countMembers(d.redis, new InteractionKeys(d.prefix), 'likes', [video])
+        return { phase, comparison, slow, count: count!, drainMs: Math.round(performance.now() - drainStart) }
+      },
+      this.profile,
+    )
+    const phases = byMode((m) => results[m].phase)
+    const exact = (m: (typeof MODES)[number]) =>
+      results[m].comparison.mismatches.length === 0 && results[m].count.counted === results[m].count.held
+    const rows = byMode((m) => {
+      const r = phases[m].recorders.ops!
+      const pc = r.percentiles()
+      const { slow, count } = results[m]
+      return [
+        perSecond(r.total.ok, p.likeStormS),
+        pc.p50,
+        pc.p99,
+        ...measuredTail(phases[m], 'ops'),
+        count.held,
+        (slow.maxUs / 1000).toFixed(1),
+        slow.command,
+        slow.overBound,
+        results[m].drainMs,
+        exact(m) ? 'yes' : `NO (${results[m].comparison.mismatches.length})`,
+        r.total.serverErrors + r.total.errors,
+      ]
+    })
+    return {
+      id: this.id,
+      title: 'Viral video',
+      description:
+        `${tokens.length} users (bearer tokens) on ONE video over ${p.instances} instances, ` +
+        `${p.connections} closed-loop connections for ${p.likeStormS} s: 40% PUT like, 30% DELETE like, ` +
+        "30% POST play. Every instance's like and play steps of one event-loop turn leave as one script " +
+        'call (maxEventsPerCall 256). After the run the bench waits for the flush and compares video_likes ' +
+        "with the Redis members, like_count with their number, the bucket meta's count with the members " +
+        "held, and play_count with the Redis counter. Longest Redis command: the SLOWLOG of the mode's " +
+        'private redis-server (every command of 1 ms or more, wall clock: on a loaded box a descheduled ' +
+        `redis-server shows as a long command); "≥ ${BOUND_US / 1000} ms" counts those entries.`,
+      columns: [
+        'ops/s (2xx)',
+        'p50 ms',
+        'p99 ms',
+        ...MEASURED_TAIL_COLUMNS,
+        'likers at the end',
+        'longest Redis command ms',
+        'its command',
+        `commands ≥ ${BOUND_US / 1000} ms`,
+        'drain ms',
+        'DB == Redis, counts exact',
+        '5xx+errors',
+      ],
+      rows,
+      chart: {
+        title: 'Viral video: every user on one video',
+        xLabel: 'seconds',
+        panels: [
+          {
+            title: 'Operations per second (2xx)',
+            yLabel: 'ops/s',
+            series: modeSeries(byMode((m) => (phases[m].recorders.ops?.timeline() ?? []).map((s) => s.ok))),
+          },
+          { title: 'DB queries per second', yLabel: 'queries/s', series: dbSeries(phases) },
+        ],
+      },
+      invariants: [
+        {
+          name: 'DB rows == Redis members after the flush drains; like count exact',
+          ok: MODES.every(exact),
+          detail: MODES.map(
+            (m) =>
+              `${MODE_LABEL[m]}: ${results[m].comparison.mismatches.length} mismatches, meta ${results[m].count.counted} / held ${results[m].count.held}${
+                results[m].comparison.mismatches[0]
+                  ? ` e.g. ${JSON.stringify(results[m].comparison.mismatches[0])}`
+                  : ''
+              }`,
+          ).join('; '),
+        },
+        {
+          name: `no Redis command ≥ ${BOUND_US / 1000} ms (SLOWLOG, floodgate)`,
+          ok: results.floodgate.slow.overBound === 0,
+          detail: MODES.map(
+            (m) => `${MODE_LABEL[m]}: longest ${results[m].slow.maxUs} µs (${results[m].slow.command})`,
+          ).join('; '),
+        },
+        no5xx(phases),
+        answeredOk(phases),
+      ],
+      raw: byMode((m) => ({
+        comparison: results[m].comparison,
+        count: results[m].count,
+        slow: results[m].slow,
+        drainMs: results[m].drainMs,
+        ...(summarize(phases[m]) as object),
+      })),
+    }
+  },
+}
