@@ -78,7 +78,7 @@ function checkSignal(signal: AbortSignal | undefined): void {
 }
 
 /**
- * What one restore step does (see restore-members-3.lua): `merge` adds the members of the item's
+ * What one restore step does (see restore-members-4.lua): `merge` adds the members of the item's
  * last chunk and records its marker, `merge-part` adds an earlier chunk's (both: nothing once the
  * marker is there), `add` adds with no marker (a `replace` after {@link dropMembers}).
  */
@@ -120,7 +120,12 @@ async function restoreStep(
   const p = input.keys.partitionOf(itemId)
   const reply = await restoreMembersScript.run(
     input.redis,
-    [input.keys.members(kind, itemId), input.keys.rankAll(p, 'likes'), restoredKey(input.keys, p)],
+    [
+      input.keys.members(kind, itemId),
+      input.keys.rankAll(p, 'likes'),
+      restoredKey(input.keys, p),
+      input.keys.gone(itemId),
+    ],
     [
       toMember(itemId),
       input.topK,
@@ -199,7 +204,7 @@ async function restorePlayCounters(input: RebuildInput): Promise<number> {
         const p = input.keys.partitionOf(row.id)
         const reply = await restorePlaysScript.run(
           input.redis,
-          [input.keys.plays(row.id), input.keys.rankAll(p, 'plays')],
+          [input.keys.plays(row.id), input.keys.rankAll(p, 'plays'), input.keys.gone(row.id)],
           [toMember(row.id), row.play_count, input.topK, input.mode],
         )
         restorePlaysReply(reply)
@@ -245,7 +250,7 @@ export async function restoreOneItem(
   if (rows[0] !== undefined) {
     const reply = await restorePlaysScript.run(
       input.redis,
-      [input.keys.plays(itemId), input.keys.rankAll(p, 'plays')],
+      [input.keys.plays(itemId), input.keys.rankAll(p, 'plays'), input.keys.gone(itemId)],
       [toMember(itemId), rows[0].plays, input.topK, 'merge'],
     )
     out.plays = restorePlaysReply(reply)

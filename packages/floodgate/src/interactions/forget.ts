@@ -29,6 +29,8 @@ export interface ForgetReport {
  *
  * 1. `SET <gone> 1 PX tombstoneTtlMs`: from here on `toggle-5.lua`, `play-6.lua` and the batch
  *    scripts refuse the item's events (they answer -1, {@link ItemGoneError}) and create no key.
+ *    The restore scripts (`restore-members-4.lua`, `restore-plays-3.lua`) refuse it too, so a
+ *    rebuild or a recovery's restore does not bring it back while the tombstone stands.
  *    Redis runs scripts one at a time, so every toggle either ran before this SET (the walk below
  *    sees what it wrote) or after it (refused): none can re-create a key behind the walk. The
  *    other choice, a walk that runs again after a grace period, leaves the item's keys

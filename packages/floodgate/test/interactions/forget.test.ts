@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { restoreMembersOf } from '../../src/counters/rebuild.js'
+import { restorePlaysScript } from '../../src/counters/scripts.js'
 import { PLAY_DEDUPE_DEFAULTS } from '../../src/interactions/defaults.js'
 import {
   type InteractionKeys,
@@ -63,7 +64,7 @@ describe.each([
   ['batched', batched],
   ['one call per event', single],
 ])('Interactions.forget (%s)', (_, ix) => {
-  it('removes every key and ranking entry of the item; later toggles and plays are refused', async () => {
+  it('removes every key and ranking entry of the item; later toggles, plays and restores are refused', async () => {
     const keys = ix.keys
     const item = '7'
     await restoreMembersOf({ redis, keys, topK: 1000 }, 'likes', item, users(1_000_000, 3000), 'add')
@@ -90,6 +91,19 @@ describe.each([
     await expect(ix.setLiked(item, '1', true)).rejects.toBeInstanceOf(ItemGoneError)
     await expect(ix.setFavorited(item, '1', true)).rejects.toMatchObject({ code: 'FLOODGATE_ITEM_GONE' })
     await expect(ix.recordPlay(item, playViewer({ userId: '1' }))).rejects.toBeInstanceOf(ItemGoneError)
+    expect(await existing(names)).toEqual([])
+    expect(await rankScores(keys, item)).toEqual([null, null, null, null, null, null])
+    // a recovery's restore of the item (the rebuild, restoreItem before a toggle) is refused too
+    expect(
+      await restoreMembersOf({ redis, keys, topK: 1000 }, 'likes', item, users(1_000_000, 300), 'merge'),
+    ).toEqual({ restored: false, count: 0 })
+    const p = keys.partitionOf(item)
+    const plays = await restorePlaysScript.run(
+      redis,
+      [keys.plays(item), keys.rankAll(p, 'plays'), keys.gone(item)],
+      [toMember(item), 400, 1000, 'merge'],
+    )
+    expect(plays).toBe(0)
     expect(await existing(names)).toEqual([])
     expect(await rankScores(keys, item)).toEqual([null, null, null, null, null, null])
     // idempotent
