@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors/index.js'
 import { toMember } from '../rankings/member.js'
 import type { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
+import { integerIn } from '../validation/index.js'
 import { MEMBER_BUCKET_DEFAULTS, PLAY_DEDUPE_DEFAULTS } from './defaults.js'
 import { ItemGoneError } from './errors.js'
 import { EventBatcher } from './event_batch.js'
@@ -176,11 +177,13 @@ export class Interactions {
    * stays: {@link forgetItem}. Idempotent. Without `waitForReplicas`' WAIT (a failover right
    * after may keep the keys: run it again). Call it after the item is deleted in the database,
    * so that the caller's own check refuses the item once the tombstone expires.
-   * @param options.tombstoneTtlMs life of the tombstone (ms). @default 3,600,000
-   * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
+   * @param options.tombstoneTtlMs life of the tombstone (ms, 1,000 … 2,592,000,000). @default 3,600,000
+   * @throws {InvalidArgumentError} on an invalid id or tombstone life. @throws {StoreUnavailableError} when Redis fails.
    */
-  forget(itemId: EntityId, options: { tombstoneTtlMs?: number } = {}): Promise<ForgetReport> {
+  async forget(itemId: EntityId, options: { tombstoneTtlMs?: number } = {}): Promise<ForgetReport> {
     const item = canonicalId('itemId', itemId)
+    if (options.tombstoneTtlMs !== undefined)
+      integerIn('tombstoneTtlMs', options.tombstoneTtlMs, 1000, 30 * 86_400_000)
     const { playDedupeWindowMs, bucketTtlMs } = this.options
     return forgetItem(this.redis, this.keys, item, { playDedupeWindowMs, bucketTtlMs, ...options })
   }
@@ -204,8 +207,8 @@ export class Interactions {
         keys: [this.keys.rankAll(p, 'likes'), this.keys.rankMinutePrefix(p, 'likes'), this.keys.stream(p)],
         args: [topK, bucketTtlMs, bucketLoad],
       })
-      const gone = this.keys.gone(item)
-      const unit = { id: base, part: () => ({ keys: [base, gone], args: [item, toMember(item), kind] }) }
+      const part = () => ({ keys: [base, this.keys.gone(item)], args: [item, toMember(item), kind] })
+      const unit = { id: base, part }
       // the member's bucket hash, computed here: Redis need not hash every toggle (the hot shard)
       reply = await this.toggles.add(p, head, unit, (j) => [user, state, j, memberHash(user)])
     } else {

@@ -112,6 +112,10 @@ describe.each([
 
   it('a forgotten item in a batch refuses only its own events', async () => {
     const keys = ix.keys
+    await expect(ix.forget('11', { tombstoneTtlMs: 5 })).rejects.toMatchObject({
+      code: 'FLOODGATE_INVALID_ARGUMENT',
+    })
+    expect(await redis.exists(keys.gone('11'))).toBe(0)
     await ix.forget('11')
     // 11 and 15 share partition 3 (mod 4): one batch call holds both
     const [gone, live, play] = await Promise.allSettled([
