@@ -18,13 +18,13 @@ import {
 } from './scenario.js'
 import { MEASURED_TAIL_COLUMNS, measuredTail } from './tail.js'
 
-interface Comparison {
+export interface Comparison {
   videos: number
   mismatches: Array<{ videoId: string; what: string; db: number; redis: number }>
 }
 
 /** DB rows vs Redis state of `videoIds`: like members (set equality), like_count and play_count. */
-async function compare(ctx: Context, d: ModeDeployment, videoIds: string[]): Promise<Comparison> {
+export async function compare(ctx: Context, d: ModeDeployment, videoIds: string[]): Promise<Comparison> {
   const keys = new InteractionKeys(d.prefix)
   const client = new pg.Client({ connectionString: pgUrl(ctx.databaseOf(d.mode)) })
   await client.connect()

@@ -4,12 +4,12 @@
  * `npm run bench -- --quick` (5k videos, 2 instances, seconds per phase: the CI smoke run).
  *
  *   node --conditions=floodgate-source --import tsx bench/scenarios/run.ts [--quick] [--out DIR]
- *        [--only hot-key-expiry,penetration,abusive-client,avalanche,like-storm,burst]
+ *        [--only hot-key-expiry,penetration,abusive-client,avalanche,like-storm,viral,burst]
  *
  * Needs PostgreSQL on 127.0.0.1:5432 (user postgres, trust) and `redis-server` on the PATH (each
  * mode gets a private one). Writes DIR/REPORT.md, DIR/scenarios/<id>.svg and .json (full run:
  * bench/results; --quick: a temporary folder unless --out). Exits 1 if an invariant fails
- * (DB rows == Redis state after the like storm, no 5xx, admitted ≤ limit, DB statements of a burst,
+ * (DB rows == Redis state after the like storm and the viral video, no 5xx, admitted ≤ limit, DB statements of a burst,
  * no floodgate read as long as a read-path wait bound: see tail.ts).
  */
 import { execFileSync } from 'node:child_process'
@@ -32,9 +32,10 @@ import { penetration } from './penetration.js'
 import { killAll, reaperDone, startReaper, track } from './processes.js'
 import { writeReport } from './report.js'
 import type { Scenario, ScenarioResult } from './scenario.js'
+import { viral } from './viral.js'
 
 // grouped by profile: switching one restarts every instance
-const SCENARIOS: Scenario[] = [hotKeyExpiry, penetration, abusiveClient, avalanche, likeStorm, burst]
+const SCENARIOS: Scenario[] = [hotKeyExpiry, penetration, abusiveClient, avalanche, likeStorm, viral, burst]
 const repo = fileURLToPath(new URL('../../', import.meta.url))
 const { values } = parseArgs({
   options: {

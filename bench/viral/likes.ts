@@ -6,7 +6,7 @@
  * A private redis-server (its set-max-intset-entries read with CONFIG GET, never set). Per
  * design, on a fresh prefix: LIKERS distinct users like item 1 through the toggle script, IN_FLIGHT
  * calls in flight; "old" is the toggle as shipped before (bench/viral/lua/legacy-toggle-4.lua: one
- * SET), "single" is `Interactions.setLiked` with `maxEventsPerCall: 1` (toggle-4.lua per like:
+ * SET), "single" is `Interactions.setLiked` with `maxEventsPerCall: 1` (toggle-5.lua per like:
  * linear-hashed intset buckets + meta), "batched" is `Interactions.setLiked` with the defaults
  * (the likes of one poll phase as one toggle-batch-n.lua call per partition).
  * Reported: bytes per like (MEMORY USAGE summed over the item's membership keys ÷ likers), the

@@ -50,7 +50,7 @@ const PREFIX = 'viral'
 const SLOWLOG_US = 100
 const previousPlay = new LuaScript(new URL('./previous/play-5.lua', import.meta.url))
 const libraryPlay = new LuaScript(
-  new URL('../../packages/floodgate/src/interactions/lua/play-5.lua', import.meta.url),
+  new URL('../../packages/floodgate/src/interactions/lua/play-6.lua', import.meta.url),
 )
 /** The library's defaults, as main's recordPlay and today's pass them. */
 const WINDOW_MS = INTERACTION_DEFAULTS.playDedupeWindowMs
@@ -59,7 +59,7 @@ const BUCKET_TTL_MS = INTERACTION_DEFAULTS.bucketTtlMs
 
 /**
  * `buckets, g-1 full`: the same, with the previous window generation already holding VIEWERS other
- * viewers of the item (seeded through the library's play-5.lua on a clock one window back, its
+ * viewers of the item (seeded through the library's play-6.lua on a clock one window back, its
  * tests-only ARGV[9]), so every new play also looks there, as on a video viral for longer than W.
  */
 type Layout = 'previous' | 'buckets, one call per play' | 'buckets' | 'buckets, g-1 full'
@@ -166,6 +166,7 @@ async function seedPreviousGeneration(redis: Redis, keys: InteractionKeys): Prom
     keys.rankAll(p, 'plays'),
     keys.rankMinutePrefix(p, 'plays'),
     keys.stream(p),
+    keys.gone(ITEM),
   ]
   return inFlight(VIEWERS, async (i) => {
     const viewer = playViewer({ userId: VIEWERS + 1 + i })
@@ -215,7 +216,7 @@ async function run(layout: Layout) {
     const repeatCpuUs = ((await serverCpuSeconds(redis)) - cpu) * 1e6
     const repeatUsec = await scriptUsecPerPlay(redis, VIEWERS)
 
-    const script = { previous: 'previous play-5.lua', 'buckets, one call per play': 'play-5.lua' }
+    const script = { previous: 'previous play-5.lua', 'buckets, one call per play': 'play-6.lua' }
     const slow = await slowest(redis, script[layout as keyof typeof script] ?? 'play-batch-n.lua')
     await redis.call('SLOWLOG', 'RESET')
     const memory = await dedupeKeyBytes(redis, keys)

@@ -101,6 +101,59 @@ describe('likes and favourites', () => {
   })
 })
 
+describe('a deleted video', () => {
+  it('leaves no interaction key in Redis, and a like or play after the delete is a 404 that creates none', async () => {
+    const doomed = (await createVideo(app, alice.auth)).id
+    const keys = app.interactions.keys
+    const headers = { ...bob.auth, 'user-agent': 'D' }
+    for (const [method, url] of [
+      ['PUT', 'like'],
+      ['PUT', 'favorite'],
+      ['POST', 'play'],
+    ] as const)
+      expect((await app.inject({ method, url: `/videos/${doomed}/${url}`, headers })).statusCode).toBe(200)
+    const [seconds, micros] = await app.redis.time()
+    // the test app's 300 ms dedupe window: its seen-set keys expire within 600 ms, so not counted
+    // below, but looked for after the delete
+    const g = Math.floor((Number(seconds) * 1000 + Number(micros) / 1000) / 300)
+    const p = keys.partitionOf(doomed)
+    const names = [
+      keys.likes(doomed),
+      keys.memberMeta('likes', doomed),
+      keys.favorites(doomed),
+      keys.memberMeta('favorites', doomed),
+      keys.plays(doomed),
+      ...[g - 2, g - 1, g, g + 1].flatMap((n) => [
+        `${keys.playSeenPrefix(doomed)}${n}:n`,
+        `${keys.playSeenPrefix(doomed)}${n}:0`,
+      ]),
+    ]
+    const exists = () =>
+      Promise.all(names.map((k) => app.redis.exists(k))).then((e) => e.filter(Boolean).length)
+    const ranked = () => app.redis.zscore(keys.rankAll(p, 'likes'), doomed.padStart(20, '0'))
+    expect(await exists()).toBeGreaterThanOrEqual(3) // likes, favourites, the play counter
+    expect(await ranked()).toBe('1')
+
+    expect(
+      (await app.inject({ method: 'DELETE', url: `/videos/${doomed}`, headers: alice.auth })).statusCode,
+    ).toBe(204)
+    expect(await exists()).toBe(0)
+    expect(await ranked()).toBeNull()
+    // the database says deleted (404 before Redis); the tombstone answers the racing call the same
+    for (const [method, url] of [
+      ['PUT', 'like'],
+      ['DELETE', 'like'],
+      ['PUT', 'favorite'],
+      ['POST', 'play'],
+    ] as const)
+      expect((await app.inject({ method, url: `/videos/${doomed}/${url}`, headers })).statusCode).toBe(404)
+    await expect(app.interactions.setLiked(doomed, bob.userId, true)).rejects.toMatchObject({
+      code: 'FLOODGATE_ITEM_GONE',
+    })
+    expect(await exists()).toBe(0)
+  })
+})
+
 describe('plays', () => {
   it('counts a viewer once per dedupe window; anonymous viewers by IP + user agent', async () => {
     const play = (headers: Record<string, string>) =>

@@ -5,21 +5,28 @@ import { interactionsFromConfig } from '../src/interactions/from_config.js'
 describe('interaction config', () => {
   it('defaults to the documented values', () => {
     expect(interactionsFromConfig(loadConfig({ env: {} }))).toEqual({
-      interactions: { partitions: 300, topK: 1000, playDedupeWindowMs: 600_000 },
+      interactions: { partitions: 300, topK: 1000, playDedupeWindowMs: 600_000, maxEventsPerCall: 256 },
       flush: { batchSize: 5000, claimIdleMs: 30_000, maxDeliveries: 5 },
     })
   })
 
   it('takes overrides and refuses bad values naming the field', () => {
     const config = loadConfig({
-      env: { INTERACTION_PARTITIONS: '4', PLAY_DEDUPE_WINDOW_MS: '60000', FLUSH_BATCH_SIZE: '250' },
+      env: {
+        INTERACTION_PARTITIONS: '4',
+        PLAY_DEDUPE_WINDOW_MS: '60000',
+        FLUSH_BATCH_SIZE: '250',
+        INTERACTION_MAX_EVENTS_PER_CALL: '1',
+      },
     })
     expect(interactionsFromConfig(config)).toMatchObject({
-      interactions: { partitions: 4, playDedupeWindowMs: 60_000 },
+      interactions: { partitions: 4, playDedupeWindowMs: 60_000, maxEventsPerCall: 1 },
       flush: { batchSize: 250 },
     })
     for (const [name, value] of [
       ['INTERACTION_PARTITIONS', '0'],
+      ['INTERACTION_MAX_EVENTS_PER_CALL', '0'],
+      ['INTERACTION_MAX_EVENTS_PER_CALL', '257'],
       ['INTERACTION_WAIT_REPLICAS', '-1'],
       ['INTERACTION_WAIT_TIMEOUT_MS', '0'],
       ['FLUSH_CLAIM_IDLE_MS', '10'],

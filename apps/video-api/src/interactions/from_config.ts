@@ -15,6 +15,7 @@ export function interactionsFromConfig(config: Config): {
       partitions: config.interactionPartitions,
       topK: config.interactionTopK,
       playDedupeWindowMs: config.playDedupeWindowMs,
+      maxEventsPerCall: config.interactionMaxEventsPerCall,
       ...(config.interactionWaitReplicas > 0
         ? {
             waitForReplicas: {

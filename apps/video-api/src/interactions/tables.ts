@@ -12,6 +12,8 @@ export const videoInteractionTables: Readonly<InteractionTables> = Object.freeze
     likeCount: 'like_count',
     favoriteCount: 'favorite_count',
     playCount: 'play_count',
+    // a soft-deleted video: left out of rebuilds and reconcile (its Redis state is forgotten)
+    deletedAt: 'deleted_at',
   }),
   itemIdColumn: 'video_id',
   likes: 'video_likes',

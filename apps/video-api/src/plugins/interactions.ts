@@ -12,7 +12,12 @@ declare module 'fastify' {
   }
 }
 
-/** The interaction layout (under the app's prefix) and the write path on the app's Redis. */
+/**
+ * The interaction layout (under the app's prefix) and the write path on the app's Redis. A deleted
+ * video's interaction state leaves Redis in the writer's hook (`Interactions.forget`: bounded
+ * steps, then a tombstone that answers later likes and plays with 404); the 204 waits for it. An
+ * unpublished or private video keeps its state: its owner still sees it and may like it.
+ */
 async function interactionsPlugin(
   app: FastifyInstance,
   options: Omit<InteractionOptions, 'prefix'>,
@@ -25,7 +30,15 @@ async function interactionsPlugin(
     tables: videoInteractionTables,
   })
   app.decorate('interactionLayout', layout)
-  app.decorate('interactions', new Interactions(app.redis, { ...layout, ...writePath }))
+  const interactions = new Interactions(app.redis, { ...layout, ...writePath })
+  app.decorate('interactions', interactions)
+  app.videoWriter.onVideoChanged(async (id, change) => {
+    if (change === 'deleted') await interactions.forget(id)
+  })
 }
 
-export default fp(interactionsPlugin, { name: 'interactions', fastify: '5.x', dependencies: ['redis'] })
+export default fp(interactionsPlugin, {
+  name: 'interactions',
+  fastify: '5.x',
+  dependencies: ['redis', 'repositories'],
+})

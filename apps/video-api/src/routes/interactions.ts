@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { playViewer, ReplicationTimeoutError, StoreUnavailableError } from 'floodgate'
+import { ItemGoneError, playViewer, ReplicationTimeoutError, StoreUnavailableError } from 'floodgate'
 import { Type } from 'typebox'
 import { ApiError, notFound } from '../http/api_error.js'
 import { requireUser } from '../http/auth.js'
@@ -25,7 +25,8 @@ const auth = [{ bearerAuth: [] }]
  * `PUT|DELETE /videos/:id/like`, `PUT|DELETE /videos/:id/favorite` (authenticated, idempotent:
  * a repeat answers the same state and changes nothing) and `POST /videos/:id/play` (anonymous
  * allowed: the viewer is the user, else a hash of client IP + user agent; counted once per viewer
- * per video per dedupe window). Only live videos the caller may see; 404 otherwise. Each call is
+ * per video per dedupe window). Only live videos the caller may see; 404 otherwise (also when the
+ * video was deleted while the call ran: its tombstone in Redis refuses the step). Each call is
  * one Lua step in Redis; the flush consumer applies it to PostgreSQL; its answer updates this
  * instance's live counts at once. Redis down: 503. With
  * INTERACTION_WAIT_REPLICAS, also 503 when too few replicas confirmed the write in time (the write
@@ -104,6 +105,8 @@ async function unavailableOnStoreError<T>(call: Promise<T>): Promise<T> {
   try {
     return await call
   } catch (error) {
+    // deleted between our visibility check and the script (Interactions.forget's tombstone)
+    if (error instanceof ItemGoneError) throw notFound()
     if (error instanceof StoreUnavailableError)
       throw new ApiError('UNAVAILABLE', 'the interaction store is unavailable; retry later', { cause: error })
     if (error instanceof ReplicationTimeoutError)

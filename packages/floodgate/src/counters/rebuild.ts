@@ -2,7 +2,7 @@ import { MEMBER_BUCKET_DEFAULTS } from '../interactions/defaults.js'
 import { awaitFlushesInFlight } from '../interactions/flush_fence.js'
 import type { InteractionKeys, MemberKind } from '../interactions/keys.js'
 import { dropMembers, readGeometry } from '../interactions/member_buckets.js'
-import type { QuotedTables } from '../interactions/tables.js'
+import { liveItem, type QuotedTables } from '../interactions/tables.js'
 import { toMember } from '../rankings/member.js'
 import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
@@ -78,7 +78,7 @@ function checkSignal(signal: AbortSignal | undefined): void {
 }
 
 /**
- * What one restore step does (see restore-members-3.lua): `merge` adds the members of the item's
+ * What one restore step does (see restore-members-4.lua): `merge` adds the members of the item's
  * last chunk and records its marker, `merge-part` adds an earlier chunk's (both: nothing once the
  * marker is there), `add` adds with no marker (a `replace` after {@link dropMembers}).
  */
@@ -120,7 +120,12 @@ async function restoreStep(
   const p = input.keys.partitionOf(itemId)
   const reply = await restoreMembersScript.run(
     input.redis,
-    [input.keys.members(kind, itemId), input.keys.rankAll(p, 'likes'), restoredKey(input.keys, p)],
+    [
+      input.keys.members(kind, itemId),
+      input.keys.rankAll(p, 'likes'),
+      restoredKey(input.keys, p),
+      input.keys.gone(itemId),
+    ],
     [
       toMember(itemId),
       input.topK,
@@ -139,8 +144,14 @@ async function restoreMemberTable(input: RebuildInput, kind: MemberKind): Promis
   const table = kind === 'likes' ? input.tables.likes : input.tables.favorites
   const c = input.tables.itemIdColumn
   // ORDER BY the qualified bigint columns: a bare name would bind to the text alias and sort "100" before "37".
+  const { items } = input.tables
+  // a deleted item's rows stay in the database, its state does not come back to Redis
+  const live =
+    items.deletedAt === undefined
+      ? ''
+      : ` AND NOT EXISTS (SELECT 1 FROM ${items.table} v WHERE v.${items.id} = t.${c} AND v.${items.deletedAt} IS NOT NULL)`
   const text = `SELECT t.${c}::text AS item_id, t.user_id::text AS user_id FROM ${table} t
-    WHERE (t.${c}, t.user_id) > ($1::bigint, $2::bigint) ORDER BY t.${c}, t.user_id LIMIT $3`
+    WHERE (t.${c}, t.user_id) > ($1::bigint, $2::bigint)${live} ORDER BY t.${c}, t.user_id LIMIT $3`
   let after: [string, string] = ['0', '0']
   let total = 0
   // Each page's rows of an item go out at once, in steps of at most maxMembersPerStep members. The
@@ -181,7 +192,8 @@ async function restoreMemberTable(input: RebuildInput, kind: MemberKind): Promis
 async function restorePlayCounters(input: RebuildInput): Promise<number> {
   const { table, id, playCount } = input.tables.items
   const text = `SELECT v.${id}::text AS id, v.${playCount}::text AS play_count FROM ${table} v
-    WHERE v.${id} > $1::bigint AND ($2::boolean OR v.${playCount} > 0) ORDER BY v.${id} LIMIT $3`
+    WHERE v.${id} > $1::bigint AND ($2::boolean OR v.${playCount} > 0)${liveItem(input.tables, 'v')}
+    ORDER BY v.${id} LIMIT $3`
   let after = '0'
   let total = 0
   for (;;) {
@@ -199,7 +211,7 @@ async function restorePlayCounters(input: RebuildInput): Promise<number> {
         const p = input.keys.partitionOf(row.id)
         const reply = await restorePlaysScript.run(
           input.redis,
-          [input.keys.plays(row.id), input.keys.rankAll(p, 'plays')],
+          [input.keys.plays(row.id), input.keys.rankAll(p, 'plays'), input.keys.gone(row.id)],
           [toMember(row.id), row.play_count, input.topK, input.mode],
         )
         restorePlaysReply(reply)
@@ -235,17 +247,19 @@ export async function restoreOneItem(
   }
   await guardSql('wait for the flush fence', () => awaitFlushesInFlight(input.sql, input.keys))
   const t = input.tables
+  const gone = t.items.deletedAt === undefined ? 'false' : `v.${t.items.deletedAt} IS NOT NULL`
   const { rows } = await guardSql('read one item', () =>
-    input.sql.query<{ plays: string }>(
-      `SELECT v.${t.items.playCount}::text AS plays FROM ${t.items.table} v WHERE v.${t.items.id} = $1::bigint`,
+    input.sql.query<{ plays: string; gone: boolean }>(
+      `SELECT v.${t.items.playCount}::text AS plays, ${gone} AS gone FROM ${t.items.table} v WHERE v.${t.items.id} = $1::bigint`,
       [itemId],
     ),
   )
   const out = { likes: 0, favorites: 0, plays: 0 }
+  if (rows[0]?.gone === true) return out // deleted (tables.items.deletedAt): nothing comes back
   if (rows[0] !== undefined) {
     const reply = await restorePlaysScript.run(
       input.redis,
-      [input.keys.plays(itemId), input.keys.rankAll(p, 'plays')],
+      [input.keys.plays(itemId), input.keys.rankAll(p, 'plays'), input.keys.gone(itemId)],
       [toMember(itemId), rows[0].plays, input.topK, 'merge'],
     )
     out.plays = restorePlaysReply(reply)

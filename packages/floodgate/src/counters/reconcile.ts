@@ -1,6 +1,6 @@
 import type { InteractionKeys } from '../interactions/keys.js'
 import { countMembers, type MemberCount } from '../interactions/member_buckets.js'
-import type { QuotedTables } from '../interactions/tables.js'
+import { liveItem, type QuotedTables } from '../interactions/tables.js'
 import { SlotBatch } from '../rankings/slot_batch.js'
 import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
@@ -80,7 +80,7 @@ export async function reconcileCounts(input: ReconcileInput): Promise<ReconcileR
       (SELECT count(*) FROM ${tables.likes} l WHERE l.${c} = v.${id})::text AS like_rows,
       (SELECT count(*) FROM ${tables.favorites} f WHERE f.${c} = v.${id})::text AS favorite_rows,
       (SELECT count(*) FROM ${tables.plays} p WHERE p.${c} = v.${id})::text AS play_rows
-    FROM ${table} v WHERE v.${id} > $1::bigint ORDER BY v.${id} LIMIT $2`
+    FROM ${table} v WHERE v.${id} > $1::bigint${liveItem(tables, 'v')} ORDER BY v.${id} LIMIT $2`
   const report: ReconcileReport = { checked: 0, drifted: [], columnDrift: [] }
   let after = '0'
   for (;;) {

@@ -2,7 +2,7 @@ import type { InteractionKeys } from '../interactions/keys.js'
 
 /**
  * Restore markers of a partition: `<prefix>:ix:{<tag>}:restored` (`<tag>` = `keys.tagOf(p)`), a HASH with a
- * field `<kind>:<itemId>` per item restored since the loss (see restore-members-3.lua).
+ * field `<kind>:<itemId>` per item restored since the loss (see restore-members-4.lua).
  */
 export function restoredKey(keys: InteractionKeys, partition: number): string {
   return keys.space.tagged('ix', keys.tagOf(partition), 'restored')

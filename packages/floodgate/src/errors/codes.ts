@@ -31,6 +31,8 @@ export const FLOODGATE_ERROR_CODES = {
   INVALID_EVENT: 'FLOODGATE_INVALID_EVENT',
   /** `ReplicationTimeoutError`: too few replicas confirmed a write in time. */
   REPLICATION_TIMEOUT: 'FLOODGATE_REPLICATION_TIMEOUT',
+  /** `ItemGoneError`: a toggle or play of an item `Interactions.forget` removed (tombstone set). */
+  ITEM_GONE: 'FLOODGATE_ITEM_GONE',
   /** `OverloadedError`: the concurrency guard shed the call. */
   OVERLOADED: 'FLOODGATE_OVERLOADED',
   /** `GuardAbortedError`: a call queued in the concurrency guard was aborted. */

@@ -20,10 +20,24 @@ export const INTERACTION_DEFAULTS = {
   /**
    * Most toggles (or plays) of one partition in one script call (`toggle-batch-n.lua`,
    * `play-batch-n.lua`): the events of one poll phase share a call up to this many, so no call
-   * runs long (256 toggles ≈ 1 ms of Redis time). 1: each event is its own call (`toggle-4.lua`,
-   * `play-5.lua`).
+   * runs long (256 toggles ≈ 1 ms of Redis time). 1: each event is its own call (`toggle-5.lua`,
+   * `play-6.lua`).
    */
   maxEventsPerCall: 256,
+} as const
+
+/** Sizes of {@link Interactions.forget} (`forget.ts`). */
+export const FORGET_DEFAULTS = {
+  /**
+   * Life of a forgotten item's tombstone (ms): 1 hour. It must outlast every caller's stale view
+   * of the item as live (a request that checked the item before its deletion and whose toggle
+   * reaches Redis after the walk: request timeouts and cache TTLs, seconds to minutes); after it
+   * the caller's own check (the item is deleted in its database) keeps the item out. ~70 B per
+   * item forgotten in the last hour.
+   */
+  tombstoneTtlMs: 3_600_000,
+  /** Most commands (ZREMs of the item from the minute buckets) in one pipelined step. */
+  maxCommandsPerStep: 500,
 } as const
 
 /**
@@ -42,7 +56,7 @@ export const MEMBER_BUCKET_DEFAULTS = {
   maxKeysPerUnlink: 1000,
 } as const
 
-/** Internal sizes of the play dedupe (`play-5.lua`, {@link Interactions.recordPlay}). */
+/** Internal sizes of the play dedupe (`play-6.lua`, {@link Interactions.recordPlay}). */
 export const PLAY_DEDUPE_DEFAULTS = {
   /**
    * Split load T: a generation's seen-set of n viewer hashes in b buckets splits one bucket when

@@ -52,3 +52,17 @@ export class ReplicationTimeoutError extends FloodgateError {
     this.requiredReplicas = requiredReplicas
   }
 }
+
+/**
+ * The item was forgotten (`Interactions.forget`: deleted or unpublished) and its tombstone
+ * still stands: the toggle or play changed nothing and created no key. A service answers it as
+ * "no such item" (404). `code`: `FLOODGATE_ITEM_GONE`.
+ */
+export class ItemGoneError extends FloodgateError {
+  readonly itemId: string
+
+  constructor(itemId: string) {
+    super('FLOODGATE_ITEM_GONE', `item ${itemId} was forgotten (deleted): its interactions are refused`)
+    this.itemId = itemId
+  }
+}

@@ -9,8 +9,13 @@ export {
   type SqlExecutor,
 } from '../sql/index.js'
 export { type ApplyResult, InteractionApplier, netEvents } from './apply.js'
-export { INTERACTION_DEFAULTS, MEMBER_BUCKET_DEFAULTS, PLAY_DEDUPE_DEFAULTS } from './defaults.js'
-export { InvalidEventError, isPoisonError, ReplicationTimeoutError } from './errors.js'
+export {
+  FORGET_DEFAULTS,
+  INTERACTION_DEFAULTS,
+  MEMBER_BUCKET_DEFAULTS,
+  PLAY_DEDUPE_DEFAULTS,
+} from './defaults.js'
+export { InvalidEventError, ItemGoneError, isPoisonError, ReplicationTimeoutError } from './errors.js'
 export {
   type InteractionEvent,
   type MembershipEvent,
@@ -19,6 +24,7 @@ export {
 } from './events.js'
 export { checkEvictionPolicy, type EvictionPolicyReport } from './eviction_policy.js'
 export { createInteractionFlush, type InteractionFlushOptions } from './flush.js'
+export { type ForgetReport, type ForgetSettings, forgetItem } from './forget.js'
 export { canonicalId, type EntityId } from './ids.js'
 export { Interactions, type PlayResult, type ToggleResult } from './interactions.js'
 export { InteractionKeys, type MemberKind, type RankMetric } from './keys.js'

@@ -2,8 +2,11 @@ import { InvalidArgumentError } from '../errors/index.js'
 import { toMember } from '../rankings/member.js'
 import type { LuaScript } from '../redis/lua_script.js'
 import type { RedisClient } from '../redis/types.js'
+import { integerIn } from '../validation/index.js'
 import { MEMBER_BUCKET_DEFAULTS, PLAY_DEDUPE_DEFAULTS } from './defaults.js'
+import { ItemGoneError } from './errors.js'
 import { EventBatcher } from './event_batch.js'
+import { type ForgetReport, forgetItem } from './forget.js'
 import { canonicalId, type EntityId } from './ids.js'
 import { InteractionKeys } from './keys.js'
 import { memberHash } from './member_buckets.js'
@@ -98,6 +101,7 @@ export class Interactions {
    * Sets whether `userId` likes `itemId` (PUT: true, DELETE: false). Idempotent.
    * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
    * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time.
+   * @throws {ItemGoneError} when the item was forgotten ({@link forget}) within `tombstoneTtlMs`: nothing changed.
    */
   setLiked(itemId: EntityId, userId: EntityId, liked: boolean): Promise<ToggleResult> {
     return this.toggle('like', itemId, userId, liked)
@@ -107,6 +111,7 @@ export class Interactions {
    * Sets whether `userId` has favourited `itemId`. Idempotent. Favourites have no ranking.
    * @throws {InvalidArgumentError} on an invalid id. @throws {StoreUnavailableError} when Redis fails.
    * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time.
+   * @throws {ItemGoneError} when the item was forgotten ({@link forget}) within `tombstoneTtlMs`: nothing changed.
    */
   setFavorited(itemId: EntityId, userId: EntityId, favorited: boolean): Promise<ToggleResult> {
     return this.toggle('favorite', itemId, userId, favorited)
@@ -123,6 +128,7 @@ export class Interactions {
    * @throws {InvalidArgumentError} on an invalid id or viewer. @throws {StoreUnavailableError} when Redis fails.
    * @throws {ReplicationTimeoutError} with `waitForReplicas`, when too few replicas confirmed in time
    *   (a retry is not counted twice: see the error).
+   * @throws {ItemGoneError} when the item was forgotten ({@link forget}) within `tombstoneTtlMs`: nothing counted.
    */
   async recordPlay(itemId: EntityId, viewer: string): Promise<PlayResult> {
     const item = canonicalId('itemId', itemId)
@@ -140,7 +146,7 @@ export class Interactions {
       const unit = {
         id: item,
         part: () => ({
-          keys: [this.keys.playSeenPrefix(item), this.keys.plays(item)],
+          keys: [this.keys.playSeenPrefix(item), this.keys.plays(item), this.keys.gone(item)],
           args: [item, toMember(item)],
         }),
       }
@@ -152,12 +158,34 @@ export class Interactions {
         this.keys.rankAll(p, 'plays'),
         this.keys.rankMinutePrefix(p, 'plays'),
         this.keys.stream(p),
+        this.keys.gone(item),
       ]
       const args = [playDedupeWindowMs, item, toMember(item), viewer, topK, bucketTtlMs, hash, bucketLoad]
       reply = interactionReply(playScript, await this.write(playScript, keys, args))
     }
+    if (reply.gone) throw new ItemGoneError(item)
     const { changed, count, eventId } = reply
     return { counted: changed, count, eventId }
+  }
+
+  /**
+   * Forgets a deleted (or unpublished) item: its likes, favourites, play counter, play-dedupe
+   * seen-sets and ranking entries leave Redis in bounded steps (each one command of at most 1,000
+   * keys, or one pipeline of at most 500 ZREMs), after a tombstone that makes every later toggle
+   * or play of it fail with {@link ItemGoneError} for `tombstoneTtlMs` (default 1 h, see
+   * `FORGET_DEFAULTS`) instead of re-creating a key the walk passed. Why a tombstone, and what
+   * stays: {@link forgetItem}. Idempotent. Without `waitForReplicas`' WAIT (a failover right
+   * after may keep the keys: run it again). Call it after the item is deleted in the database,
+   * so that the caller's own check refuses the item once the tombstone expires.
+   * @param options.tombstoneTtlMs life of the tombstone (ms, 1,000 … 2,592,000,000). @default 3,600,000
+   * @throws {InvalidArgumentError} on an invalid id or tombstone life. @throws {StoreUnavailableError} when Redis fails.
+   */
+  async forget(itemId: EntityId, options: { tombstoneTtlMs?: number } = {}): Promise<ForgetReport> {
+    const item = canonicalId('itemId', itemId)
+    if (options.tombstoneTtlMs !== undefined)
+      integerIn('tombstoneTtlMs', options.tombstoneTtlMs, 1000, 30 * 86_400_000)
+    const { playDedupeWindowMs, bucketTtlMs } = this.options
+    return forgetItem(this.redis, this.keys, item, { playDedupeWindowMs, bucketTtlMs, ...options })
   }
 
   private async toggle(
@@ -179,7 +207,8 @@ export class Interactions {
         keys: [this.keys.rankAll(p, 'likes'), this.keys.rankMinutePrefix(p, 'likes'), this.keys.stream(p)],
         args: [topK, bucketTtlMs, bucketLoad],
       })
-      const unit = { id: base, part: () => ({ keys: [base], args: [item, toMember(item), kind] }) }
+      const part = () => ({ keys: [base, this.keys.gone(item)], args: [item, toMember(item), kind] })
+      const unit = { id: base, part }
       // the member's bucket hash, computed here: Redis need not hash every toggle (the hot shard)
       reply = await this.toggles.add(p, head, unit, (j) => [user, state, j, memberHash(user)])
     } else {
@@ -188,11 +217,13 @@ export class Interactions {
         this.keys.rankAll(p, 'likes'),
         this.keys.rankMinutePrefix(p, 'likes'),
         this.keys.stream(p),
+        this.keys.gone(item),
       ]
       const ranked = kind === 'like' ? '1' : '0'
       const args = [user, state, item, toMember(item), kind, topK, ranked, bucketTtlMs, bucketLoad]
       reply = interactionReply(toggleScript, await this.write(toggleScript, keys, args))
     }
+    if (reply.gone) throw new ItemGoneError(item)
     const { changed, count, eventId } = reply
     return { changed, active, count, eventId }
   }

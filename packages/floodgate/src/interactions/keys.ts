@@ -29,6 +29,7 @@ export type RankMetric = 'likes' | 'plays'
  * | `<prefix>:ix:{<tag>}:plays:<itemId>` | STRING counter |
  * | `<prefix>:ix:{<tag>}:seen:<itemId>:<g>:n` | STRING, viewer hashes in play-dedupe generation g (buckets: max(1, ⌈n / 128⌉)); TTL to the end of g + 1 |
  * | `<prefix>:ix:{<tag>}:seen:<itemId>:<g>:<bucket>` | SET (intset) of viewer hashes, one bucket of generation g; same TTL |
+ * | `<prefix>:ix:{<tag>}:gone:<itemId>` | STRING tombstone of a forgotten item (`Interactions.forget`); TTL `tombstoneTtlMs` |
  * | `<prefix>:ix:{<tag>}:stream` | STREAM of events, consumer group `flush` |
  * | `<prefix>:ix:{<tag>}:dead` | STREAM of dead letters |
  * | `<prefix>:ix:{ix:flush}:members:<group>` | ZSET, flush consumers' heartbeats (partition assignment) |
@@ -115,11 +116,19 @@ export class InteractionKeys {
   }
 
   /**
-   * Prefix of the item's play-dedupe keys (`play-5.lua` appends `<generation>:n` for the
+   * Prefix of the item's play-dedupe keys (`play-6.lua` appends `<generation>:n` for the
    * generation's count of hashes and `<generation>:<bucket>` for its SETs of viewer hashes; same hash tag).
    */
   playSeenPrefix(itemId: string): string {
     return this.ix(itemId, `seen:${itemId}:`)
+  }
+
+  /**
+   * The tombstone of a forgotten item (STRING, with a TTL): while it exists, the toggle and play
+   * scripts refuse the item's events and create none of its keys (`Interactions.forget`).
+   */
+  gone(itemId: string): string {
+    return this.ix(itemId, `gone:${itemId}`)
   }
 
   /**

@@ -33,7 +33,7 @@ export interface InteractionOptions {
    * Most toggles (or plays) of one partition sent as one script call, 1–256: the calls one process
    * makes in one event-loop poll phase leave as one call per partition (`toggle-batch-n.lua`,
    * `play-batch-n.lua`), each caller answered as if its call had run alone, in call order.
-   * 1: one script call per event (`toggle-4.lua`, `play-5.lua`).
+   * 1: one script call per event (`toggle-5.lua`, `play-6.lua`).
    * @default 256
    */
   maxEventsPerCall?: number

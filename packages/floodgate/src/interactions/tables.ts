@@ -15,6 +15,12 @@ export interface ItemTable {
   favoriteCount: string
   /** @default 'play_count' */
   playCount: string
+  /**
+   * A nullable column set when the item is deleted (video-api: `deleted_at`): the rebuild, a
+   * recovery's restore and reconcile leave such items out (their state left Redis with
+   * `Interactions.forget`; their rows stay). @default none: every item is live
+   */
+  deletedAt?: string
 }
 
 /**
@@ -63,7 +69,7 @@ export const defaultInteractionTables: Readonly<InteractionTables> = Object.free
 
 /** Every name as a quoted SQL identifier, plus the bare names index names are made of. */
 export interface QuotedTables {
-  items: Record<keyof ItemTable, string>
+  items: Record<Exclude<keyof ItemTable, 'deletedAt'>, string> & { deletedAt: string | undefined }
   itemIdColumn: string
   likes: string
   favorites: string
@@ -99,6 +105,8 @@ export function quoteTables(tables: InteractionTables): QuotedTables {
       likeCount: quote('tables.items.likeCount', items.likeCount, false),
       favoriteCount: quote('tables.items.favoriteCount', items.favoriteCount, false),
       playCount: quote('tables.items.playCount', items.playCount, false),
+      deletedAt:
+        items.deletedAt === undefined ? undefined : quote('tables.items.deletedAt', items.deletedAt, false),
     },
     itemIdColumn: quote('tables.itemIdColumn', tables.itemIdColumn, false),
     likes: quote('tables.likes', tables.likes, true),
@@ -128,4 +136,9 @@ function quote(field: string, name: string, qualified: boolean): string {
 
 function lastPart(name: string): string {
   return name.slice(name.lastIndexOf('.') + 1)
+}
+
+/** SQL that is true for a live item of alias `v` (`AND v."deleted_at" IS NULL`), or '' without `deletedAt`. */
+export function liveItem(tables: QuotedTables, alias: string): string {
+  return tables.items.deletedAt === undefined ? '' : ` AND ${alias}.${tables.items.deletedAt} IS NULL`
 }

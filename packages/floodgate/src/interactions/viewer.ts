@@ -31,7 +31,7 @@ const HASH_BITS = 53n
 /**
  * The play-dedupe member of a viewer (from {@link playViewer}): the first 53 bits of SHA-256
  * over the viewer string (big-endian), as a decimal string in [1, 2^53 - 1] (0 becomes 1:
- * `play-5.lua` keeps 0 as a bucket placeholder). 53 bits, not 64: every such integer is exact
+ * `play-6.lua` keeps 0 as a bucket placeholder). 53 bits, not 64: every such integer is exact
  * in a Lua double (Redis' Lua numbers), so the script takes the bucket from the hash's own low
  * bits with one `tonumber`, uniform for any bucket count; in an intset it takes 8 bytes as a
  * 64-bit one would (anything above 2^31 does).

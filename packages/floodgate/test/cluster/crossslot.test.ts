@@ -310,7 +310,7 @@ describe('on Redis Cluster, through the public APIs', () => {
         interactions.recordPlay(v, playViewer({ userId: '7' })),
       ]),
     )
-    // one call per event: toggle-4.lua, play-5.lua (a repeat play, not counted)
+    // one call per event: toggle-5.lua, play-6.lua (a repeat play, not counted)
     const single = new Interactions(cluster, { prefix, partitions, maxEventsPerCall: 1 })
     await single.setLiked('1', '7', false)
     expect(await single.recordPlay('1', playViewer({ userId: '7' }))).toMatchObject({ counted: false })
@@ -361,6 +361,20 @@ describe('on Redis Cluster, through the public APIs', () => {
     const report = await recovery.reconcile()
     expect(report.drifted).toEqual([])
     await recovery.stop()
+    // a deleted video: forget's UNLINKs and ZREM pipelines stay in its slot, its toggles are refused
+    expect((await interactions.forget('12')).unlinked).toBeGreaterThanOrEqual(3)
+    await expect(interactions.setLiked('12', '8', true)).rejects.toMatchObject({
+      code: 'FLOODGATE_ITEM_GONE',
+    })
+    await expect(single.recordPlay('12', playViewer({ userId: '8' }))).rejects.toMatchObject({
+      code: 'FLOODGATE_ITEM_GONE',
+    })
+    for (const key of [
+      interactions.keys.likes('12'),
+      interactions.keys.favorites('12'),
+      interactions.keys.plays('12'),
+    ])
+      expect(await cluster.exists(key)).toBe(0)
   })
 
   it('the layout-1 drain: its stream applied and dropped, its trending carried, its keys deleted', async () => {

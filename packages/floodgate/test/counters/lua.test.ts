@@ -8,8 +8,8 @@ const redis = testRedisClient()
 const prefix = uniquePrefix('ctrlua')
 const keys = new InteractionKeys(prefix, 4)
 const lua = (name: string) => new LuaScript(new URL(`../../src/counters/lua/${name}`, import.meta.url))
-const restoreMembers = lua('restore-members-3.lua')
-const restorePlays = lua('restore-plays-2.lua')
+const restoreMembers = lua('restore-members-4.lua')
+const restorePlays = lua('restore-plays-3.lua')
 const commitEpoch = lua('commit-epoch-2.lua')
 
 afterAll(async () => {
@@ -18,7 +18,7 @@ afterAll(async () => {
   redis.disconnect()
 })
 
-describe('restore-members-3.lua', () => {
+describe('restore-members-4.lua', () => {
   const markers = (p: number) => keys.space.tagged('ix', keys.tagOf(p), 'restored')
   const run = (
     set: string,
@@ -30,7 +30,7 @@ describe('restore-members-3.lua', () => {
   ) =>
     restoreMembers.run(
       redis,
-      [set, rank, markers(keys.partitionOf(id))],
+      [set, rank, markers(keys.partitionOf(id)), keys.gone(id)],
       [toMember(id), 10, flags[0], flags[1], `${kind}:${id}`, 60_000, 128, ...users],
     )
 
@@ -65,7 +65,7 @@ describe('restore-members-3.lua', () => {
     for (const id of ['1', '5', '9']) await redis.zadd(rank, 1, toMember(id))
     const reply = await restoreMembers.run(
       redis,
-      [keys.likes('13'), rank, markers(1)],
+      [keys.likes('13'), rank, markers(1), keys.gone('13')],
       [toMember('13'), 2, '1', 'merge', 'likes:13', 60_000, 128, ...users],
     )
     expect(reply).toEqual([1, 2500])
@@ -108,17 +108,25 @@ describe('restore-members-3.lua', () => {
   })
 })
 
-describe('restore-plays-2.lua', () => {
+describe('restore-plays-3.lua', () => {
   it('merge keeps the larger of counter and DB count; replace sets the DB count; 0 leaves the ranking', async () => {
     const counter = keys.plays('6')
     const rank = keys.rankAll(keys.partitionOf('6'), 'plays')
     await redis.set(counter, '3')
-    expect(await restorePlays.run(redis, [counter, rank], [toMember('6'), 10, 10, 'merge'])).toBe(10)
-    expect(await restorePlays.run(redis, [counter, rank], [toMember('6'), 4, 10, 'merge'])).toBe(10)
+    expect(
+      await restorePlays.run(redis, [counter, rank, keys.gone('6')], [toMember('6'), 10, 10, 'merge']),
+    ).toBe(10)
+    expect(
+      await restorePlays.run(redis, [counter, rank, keys.gone('6')], [toMember('6'), 4, 10, 'merge']),
+    ).toBe(10)
     expect(await redis.zscore(rank, toMember('6'))).toBe('10')
-    expect(await restorePlays.run(redis, [counter, rank], [toMember('6'), 4, 10, 'replace'])).toBe(4)
+    expect(
+      await restorePlays.run(redis, [counter, rank, keys.gone('6')], [toMember('6'), 4, 10, 'replace']),
+    ).toBe(4)
     expect(await redis.get(counter)).toBe('4')
-    expect(await restorePlays.run(redis, [counter, rank], [toMember('6'), 0, 10, 'replace'])).toBe(0)
+    expect(
+      await restorePlays.run(redis, [counter, rank, keys.gone('6')], [toMember('6'), 0, 10, 'replace']),
+    ).toBe(0)
     expect(await redis.zscore(rank, toMember('6'))).toBeNull()
   })
 })

@@ -176,4 +176,23 @@ describe('CountsRecovery', () => {
     expect(done.flatMap((d) => d.events).filter((e) => e === 'rebuild-started')).toHaveLength(1)
     expect(await redis.scard(keys.likes('2'))).toBe(250)
   })
+
+  it('an item marked deleted (tables.items.deletedAt) is left out of the rebuild, restoreItem and reconcile', async () => {
+    await schema.db.query('ALTER TABLE items ADD COLUMN IF NOT EXISTS deleted_at timestamptz')
+    await schema.db.query('UPDATE items SET deleted_at = now() WHERE id IN (3, 30)')
+    try {
+      const r = recovery({ tables: { items: { deletedAt: 'deleted_at' } } })
+      const outcome = await r.rebuild({ mode: 'replace' })
+      // 254 like rows, less item 30's one; replace sets every live item's counter: 30 less 2
+      expect(outcome).toMatchObject({ rebuilt: true, report: { likeRows: 253, playItems: 28 } })
+      expect(await redis.exists(keys.likes('30'), keys.plays('3'))).toBe(0)
+      expect(await redis.scard(keys.likes('1'))).toBe(3)
+      expect(await r.restoreItem('30')).toEqual({ likes: 0, favorites: 0, plays: 0 })
+      expect(await redis.exists(keys.likes('30'))).toBe(0)
+      const report = await r.reconcile()
+      expect(report).toMatchObject({ checked: 28, drifted: [] })
+    } finally {
+      await schema.db.query('UPDATE items SET deleted_at = NULL')
+    }
+  })
 })

@@ -232,7 +232,7 @@ describe('batched toggles and plays (toggle-batch-n.lua, play-batch-n.lua)', () 
     await expect(
       toggleBatchScript.run(
         redis,
-        [...head, k.likes('21')],
+        [...head, k.likes('21'), k.gone('21')],
         [1000, 120_000, 128, ...unit, '1', '1', 1, 7, '2', 'x', 1, 8],
       ),
     ).rejects.toThrow(/toggle 2 has state x/)
@@ -240,14 +240,14 @@ describe('batched toggles and plays (toggle-batch-n.lua, play-batch-n.lua)', () 
     await expect(
       playBatchScript.run(
         redis,
-        [...playHead, k.playSeenPrefix('21'), k.plays('21')],
+        [...playHead, k.playSeenPrefix('21'), k.plays('21'), k.gone('21')],
         [600_000, 1000, 120_000, 128, '', '21', '00000000000000000021', 'u1', '5', 1, 'u2', '0', 1],
       ),
     ).rejects.toThrow(/play 2 has viewer hash 0/)
     expect(await redis.exists(k.stream(p), k.likes('21'), k.plays('21'), k.rankAll(p, 'likes'))).toBe(0)
   })
 
-  it("play-batch-n.lua keeps play-5.lua's window: counted one generation back is a repeat, two back counts", async () => {
+  it("play-batch-n.lua keeps play-6.lua's window: counted one generation back is a repeat, two back counts", async () => {
     const k = new Interactions(redis, { ...options, prefix: `${prefix}:w` }).keys
     const p = k.partitionOf('33')
     const W = 60_000
@@ -258,6 +258,7 @@ describe('batched toggles and plays (toggle-batch-n.lua, play-batch-n.lua)', () 
       k.stream(p),
       k.playSeenPrefix('33'),
       k.plays('33'),
+      k.gone('33'),
     ]
     const plays = async (clock: number, viewers: string[]) => {
       const args = viewers.flatMap((v) => [v, playViewerHash(v), 1])

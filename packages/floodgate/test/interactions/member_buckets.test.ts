@@ -46,7 +46,7 @@ async function expectWellFormed(item: string, kind: 'likes' | 'favorites' = 'lik
   return held
 }
 
-describe('member buckets (toggle-4.lua, includes/member-buckets.lua)', () => {
+describe('member buckets (toggle-5.lua, includes/member-buckets.lua)', () => {
   it('a small item stays one SET and no meta; the like past 2 × load makes 3 buckets', async () => {
     const small = 2 * LOAD
     const users = Array.from({ length: small }, (_, i) => String(i + 1))

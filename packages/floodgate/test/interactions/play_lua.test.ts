@@ -6,7 +6,7 @@ import { interactionReply, playScript } from '../../src/interactions/scripts.js'
 import { playViewerHash } from '../../src/interactions/viewer.js'
 import { deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
-// play-5.lua on its own, on an injected clock (ARGV[9]); the production path (TIME) is
+// play-6.lua on its own, on an injected clock (ARGV[9]); the production path (TIME) is
 // exercised through Interactions.recordPlay in toggle_lua.test.ts and play_dedupe.test.ts.
 const redis = testRedisClient(10_000)
 const prefix = uniquePrefix('ix-play-lua')
@@ -37,6 +37,7 @@ async function play(
       keys.rankAll(p, 'plays'),
       keys.rankMinutePrefix(p, 'plays'),
       keys.stream(p),
+      keys.gone(item),
     ],
     [
       opts.windowMs ?? W,
@@ -56,7 +57,7 @@ async function play(
 const counted = async (item: string, viewer: string, nowMs: number) =>
   (await play(item, viewer, nowMs)).changed
 
-/** The bucket of a member as play-5.lua computes it (linear hashing on the hash's low bits). */
+/** The bucket of a member as play-6.lua computes it (linear hashing on the hash's low bits). */
 function bucketOf(member: string, buckets: number): number {
   const x = Number(member)
   let half = 1
@@ -65,7 +66,7 @@ function bucketOf(member: string, buckets: number): number {
   return b >= buckets ? b - half : b
 }
 
-describe('play-5.lua: viewers in intset buckets per window generation', () => {
+describe('play-6.lua: viewers in intset buckets per window generation', () => {
   it('counts a viewer once inside a generation and keeps no key per viewer', async () => {
     const now = T0 + 15_000
     const burst = await Promise.all(Array.from({ length: 20 }, () => play('1', 'u9', now)))

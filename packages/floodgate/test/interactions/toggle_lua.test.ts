@@ -18,7 +18,7 @@ async function minuteBucket(p: number, metric: 'likes' | 'plays'): Promise<strin
   return k.rankMinute(p, metric, Math.floor(Number(seconds) / 60))
 }
 
-describe('toggle-4.lua', () => {
+describe('toggle-5.lua', () => {
   it('changes membership, ranking, bucket and appends one event only when the state changes', async () => {
     const first = await ix.setLiked('6', '42', true)
     expect(first).toMatchObject({ changed: true, active: true, count: 1 })
@@ -86,7 +86,7 @@ describe('toggle-4.lua', () => {
   })
 })
 
-describe('play-5.lua', () => {
+describe('play-6.lua', () => {
   it('counts a viewer once inside the window and appends a play event', async () => {
     const viewer = playViewer({ ip: '203.0.113.9', userAgent: 'curl/8' })
     expect(viewer).toMatch(/^a[0-9a-f]{32}$/)

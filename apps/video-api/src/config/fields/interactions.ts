@@ -32,6 +32,13 @@ export const interactionFields = {
     type: { kind: 'int', min: 1000, max: 86_400_000 },
     doc: "Play dedupe window W (ms): a viewer's repeat play of one video is not counted less than W after their counted play and is counted 2W or more after it (generations of W by Redis time), so the effective window is between W and 2W.",
   },
+  interactionMaxEventsPerCall: {
+    env: 'INTERACTION_MAX_EVENTS_PER_CALL',
+    toml: 'interaction_max_events_per_call',
+    default: String(INTERACTION_DEFAULTS.maxEventsPerCall),
+    type: { kind: 'int', min: 1, max: INTERACTION_DEFAULTS.maxEventsPerCall },
+    doc: "Most likes, favourites or plays of one partition sent to Redis as one script call (events): an instance's calls of one event-loop turn leave together, each answered as if alone, so no call runs long (256 ≈ 1-3 ms of Redis time). 1 = one call per event.",
+  },
   interactionWaitReplicas: {
     env: 'INTERACTION_WAIT_REPLICAS',
     toml: 'interaction_wait_replicas',

@@ -1,6 +1,6 @@
 --[[
 toggle-batch-n.lua: the like / favourite toggles of one partition that one process asked for in
-one event-loop poll phase, in call order, each with the answer toggle-4.lua would give it called
+one event-loop poll phase, in call order, each with the answer toggle-5.lua would give it called
 alone at that point (membership step and stream event per toggle); per item, the rankings
 coalesced (one ZADD of its final count, one ZINCRBY of the summed delta into the minute bucket),
 then one trim and one PEXPIRE of the bucket; one TIME; each item's bucket meta read and written
@@ -8,11 +8,14 @@ once. Every argument is checked before the first write (a refused batch changes 
 
 KEYS[1]  all-time likes ranking ZSET of the partition (…:rank:{<tag>}:all:likes)
 KEYS[2]  per-minute bucket key PREFIX of the partition (…:rank:{<tag>}:min:likes:); the bucket is
-         KEYS[2] .. <unix minute from TIME>, same hash tag, same slot (as in toggle-4.lua)
+         KEYS[2] .. <unix minute from TIME>, same hash tag, same slot (as in toggle-5.lua)
 KEYS[3]  the partition's event STREAM (…:ix:{<tag>}:stream)
-KEYS[3 + j]  unit j's member base key (…:likes:<itemId> or …:favorites:<itemId>; its buckets and
-         meta are named from it, see includes/member-buckets.lua), j = 1 … U, U = #KEYS - 3 >= 1:
-         a unit is one item and kind, sent once however many of the batch's toggles touch it
+KEYS[3 + 2(j-1) + 1]  unit j's member base key (…:likes:<itemId> or …:favorites:<itemId>; its
+         buckets and meta are named from it, see includes/member-buckets.lua)
+KEYS[3 + 2(j-1) + 2]  unit j's item tombstone (…:ix:{<tag>}:gone:<itemId>), j = 1 … U,
+         U = (#KEYS - 3) / 2 >= 1: a unit is one item and kind, sent once however many of the
+         batch's toggles touch it. A unit whose tombstone exists is forgotten (deleted): each of
+         its toggles answers { -1, 0, '' } and touches nothing, the batch's other units go on.
 
 ARGV[1]  top K kept in the all-time ranking ZSET (integer >= 1)
 ARGV[2]  minute bucket TTL (ms)
@@ -23,19 +26,19 @@ ARGV[3 + 3U + 4(i-1) + 1 … 4]  toggle i (i = 1 … N, N >= 1): user id, desire
          its unit j, the user id's member hash (memberHash of includes/member-buckets.lua: the
          first 32 bits of its SHA-1, computed by the caller so Redis does not hash every toggle)
 
-Returns: 3N values, toggle i's at 3(i-1)+1 …: changed (1/0), count after its step (exact),
-         event id (or '' when unchanged); toggle-4.lua's reply, in call order.
+Returns: 3N values, toggle i's at 3(i-1)+1 …: changed (1/0, -1 its item is forgotten), count after its step (exact),
+         event id (or '' when unchanged); toggle-5.lua's reply, in call order.
 Event fields, one entry per changed toggle: k kind, v item id, u user id, s state, t Redis time
-(ms, one TIME per batch), as toggle-4.lua. The all-time ZSET is trimmed to K once, after the
-batch's ZADDs (toggle-4.lua trims after each).
+(ms, one TIME per batch), as toggle-5.lua. The all-time ZSET is trimmed to K once, after the
+batch's ZADDs (toggle-5.lua trims after each).
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 --- @include "includes/member-buckets"
 local UNIT, PER = 3, 4
-local units = #KEYS - 3
+local units = (#KEYS - 3) / 2
 local first = 3 + UNIT * units
 local n = (#ARGV - first) / PER
-if units < 1 or n < 1 or n ~= math.floor(n) then
+if units < 1 or units ~= math.floor(units) or n < 1 or n ~= math.floor(n) then
   return redis.error_reply('ERR toggle-batch: ' .. #KEYS .. ' keys and ' .. #ARGV .. ' arguments do not make a batch')
 end
 local topK, load = tonumber(ARGV[1]), tonumber(ARGV[3])
@@ -58,20 +61,26 @@ for i = 1, n do
 end
 
 local opened = {}
+-- unit j's tombstone read once: true when the item is forgotten
+local gone = {}
+for j = 1, units do gone[j] = redis.call('EXISTS', KEYS[3 + 2 * j]) == 1 end
 local ranked, rankOrder = {}, {}
 local reply = {}
 local nowMs, nowText
 for i = 1, n do
   local a = first + PER * (i - 1)
   local j = tonumber(ARGV[a + 3])
-  local st = opened[j]
-  if st == nil then
-    st = openMembers(KEYS[3 + j])
-    opened[j] = st
-  end
   local user, state = ARGV[a + 1], ARGV[a + 2]
   local on = state == '1'
-  local changed, count = toggleMember(st, user, tonumber(ARGV[a + 4]), on, load)
+  local changed, count = -1, 0
+  if not gone[j] then
+    local st = opened[j]
+    if st == nil then
+      st = openMembers(KEYS[2 + 2 * j])
+      opened[j] = st
+    end
+    changed, count = toggleMember(st, user, tonumber(ARGV[a + 4]), on, load)
+  end
   local id = ''
   if changed == 1 then
     if nowMs == nil then

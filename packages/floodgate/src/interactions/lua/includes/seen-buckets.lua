@@ -1,7 +1,7 @@
 --[[
 seen-buckets.lua (include): the play dedupe's seen-sets of one window generation, a
 linear-hashing table of intset buckets of viewer hashes (the layout and its argument:
-play-5.lua's header). Used by play-5.lua and play-batch-n.lua.
+play-6.lua's header). Used by play-6.lua and play-batch-n.lua.
 KEYS, ARGV: none read here; the including script passes its keys and values as arguments
 (its own header declares KEYS and ARGV).
 ]]

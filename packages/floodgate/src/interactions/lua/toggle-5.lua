@@ -1,8 +1,9 @@
 --[[
-toggle-4.lua: set one user's membership (like or favourite) of one item to
+toggle-5.lua: set one user's membership (like or favourite) of one item to
 an absolute state; only if the membership really changed, update the ranking
 and append an event to the partition's stream. Idempotent: a repeated call
-with the same state changes nothing and appends nothing.
+with the same state changes nothing and appends nothing. Refused (changes nothing) while the
+item's tombstone KEYS[5] exists: a forgotten (deleted) item's keys are not created again.
 
 KEYS[1]  base key of this item's members of this kind (…:likes:<itemId> or …:favorites:<itemId>):
          bucket 0, and the prefix of the item's other buckets (KEYS[1] .. ':' .. i) and of its meta
@@ -12,6 +13,7 @@ KEYS[3]  per-minute bucket key PREFIX of the partition (…:rank:{<tag>}:min:<me
          is KEYS[3] .. <unix minute from TIME>. It carries the same hash tag as KEYS[1], so it lives in
          the same slot (the BullMQ convention of deriving keys from a declared prefix key).
 KEYS[4]  the partition's event STREAM (…:ix:{<tag>}:stream)
+KEYS[5]  the item's tombstone STRING (…:ix:{<tag>}:gone:<itemId>), set by Interactions.forget
 
 ARGV[1]  user id (decimal string)
 ARGV[2]  desired state: '1' member (liked / favourited), '0' not a member
@@ -23,7 +25,8 @@ ARGV[7]  '1' to update the rankings (likes), '0' to skip them (favourites)
 ARGV[8]  minute bucket TTL (ms)
 ARGV[9]  bucket load: members per bucket on average before a split (integer >= 1)
 
-Returns: { changed (1 membership changed, 0 it was already in that state),
+Returns: { changed (1 membership changed, 0 it was already in that state, -1 the item is
+             forgotten: nothing read or written but the tombstone, count 0),
            count (members after the call, exact),
            event id (stream id of the appended event, or '' when unchanged) }
 Event fields: k kind, v item id, u user id, s absolute state (1/0), t Redis time (ms).
@@ -31,6 +34,7 @@ XADD never trims (MAXLEN): trimming is the flush consumer's job, below its oldes
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 --- @include "includes/member-buckets"
+if redis.call('EXISTS', KEYS[5]) == 1 then return { -1, 0, '' } end
 local changed, count = setMember(KEYS[1], ARGV[1], ARGV[2] == '1', tonumber(ARGV[9]))
 if changed == 0 then
   return { 0, count, '' }

@@ -1,8 +1,9 @@
 --[[
-play-5.lua: count a play once per viewer per item per dedupe window, without a key per
+play-6.lua: count a play once per viewer per item per dedupe window, without a key per
 viewer. If the viewer's hash is not in the item's seen-set of this generation or the one
 before, add it to this generation's set, increment the play counter, the rankings, and
-append an event; otherwise change nothing.
+append an event; otherwise change nothing. Refused (changes nothing) while the item's tombstone
+KEYS[6] exists: a forgotten (deleted) item's keys are not created again.
 
 Window semantics. Time (ms, Redis TIME) is cut into generations g = floor(now / W), W =
 ARGV[1]. A play in generation g counts unless the viewer was counted on this item in
@@ -35,6 +36,7 @@ KEYS[3]  all-time plays ranking ZSET of the partition (…:rank:{<tag>}:all:play
 KEYS[4]  per-minute bucket key PREFIX (…:rank:{<tag>}:min:plays:); the bucket is KEYS[4] .. <unix minute
          from TIME>, same hash tag, same slot
 KEYS[5]  the partition's event STREAM (…:ix:{<tag>}:stream)
+KEYS[6]  the item's tombstone STRING (…:ix:{<tag>}:gone:<itemId>), set by Interactions.forget
 
 ARGV[1]  dedupe window W (ms, integer >= 1): the generation length
 ARGV[2]  item id (decimal string)
@@ -46,13 +48,15 @@ ARGV[7]  viewer hash h: decimal integer in [1, 2^53 - 1], canonical (no sign, no
 ARGV[8]  split load T (integer >= 1): a generation of n hashes has max(1, ceil(n / T)) buckets
 ARGV[9]  optional, tests only: the clock (ms since the epoch) to use instead of TIME
 
-Returns: { counted (1 counted, 0 a repeat inside the window),
+Returns: { counted (1 counted, 0 a repeat inside the window, -1 the item is forgotten: nothing
+             read or written but the tombstone, count 0),
            count (the play counter after the call; 0 if it does not exist),
            event id (stream id of the appended event, or '' when not counted) }
 Event fields: k 'play', v item id, w viewer, t Redis time (ms).
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 --- @include "includes/seen-buckets"
+if redis.call('EXISTS', KEYS[6]) == 1 then return { -1, 0, '' } end
 local window = tonumber(ARGV[1])
 local member = ARGV[7]
 local load = tonumber(ARGV[8])
