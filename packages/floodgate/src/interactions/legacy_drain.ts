@@ -23,6 +23,8 @@ export const LEGACY_DRAIN_DEFAULTS = {
   idleCheckIntervalMs: 10_000,
   /** Keys per SCAN page and per UNLINK of the legacy keys' cleanup. */
   cleanupBatch: 500,
+  /** Longest wait of `CountsRecovery.restoreItem` for the legacy streams to drain (ms), polled every 50 ms. */
+  restoreWaitMs: 30_000,
 } as const
 
 /** What {@link startLegacyLayoutDrain} reports to its observer. */
