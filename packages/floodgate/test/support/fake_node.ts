@@ -12,7 +12,8 @@ export type FakeNodeMode = 'dead' | 'rejoining' | 'clusterDown'
 /**
  * A RESP server on 127.0.0.1 that plays a Redis Cluster node in a state a real cluster holds only
  * for a moment, so a test can hold it as long as it needs. Answers what ioredis sends on connect
- * (INFO, CLIENT, SELECT: OK) and SCRIPT LOAD (the SHA1); EVALSHA, EVAL and WAIT per its mode.
+ * (INFO, CLIENT, SELECT: OK), CLUSTER SLOTS (itself, every slot) and SCRIPT LOAD (the SHA1);
+ * EVALSHA, EVAL, GET and SET with CLUSTERDOWN, WAIT per its mode.
  */
 export class FakeNode {
   mode: FakeNodeMode = 'rejoining'
@@ -20,6 +21,8 @@ export class FakeNode {
   connections = 0
   /** EVALSHA / EVAL commands answered so far. */
   scriptCalls = 0
+  /** GET / SET commands answered so far. */
+  keyCalls = 0
   private readonly sockets = new Set<Socket>()
 
   private constructor(
@@ -65,7 +68,14 @@ export class FakeNode {
   private answer(args: string[]): string {
     const name = (args[0] ?? '').toLowerCase()
     if (name === 'info') return bulk('# Server\r\nloading:0\r\n')
-    if (name === 'script' && (args[1] ?? '').toLowerCase() === 'load')
+    const sub = (args[1] ?? '').toLowerCase()
+    if (name === 'cluster' && sub === 'slots')
+      return `*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n${bulk('127.0.0.1')}:${this.port}\r\n`
+    if (name === 'get' || name === 'set') {
+      this.keyCalls++
+      return '-CLUSTERDOWN The cluster is down\r\n'
+    }
+    if (name === 'script' && sub === 'load')
       return bulk(
         createHash('sha1')
           .update(Buffer.from(args[2] ?? '', 'latin1'))
