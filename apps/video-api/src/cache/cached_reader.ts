@@ -5,11 +5,22 @@ import type { Video } from '../videos/model.js'
 import type { VideoPage, VideoReader, VideoReadOptions } from '../videos/reader.js'
 
 /**
+ * Longest wait (ms, ± a jitter of up to half) of a write's video lookup for another process's
+ * load of the same row (the cache's Redis lock), where a read waits `lockWaitMs` (2 s by
+ * default). 100: a healthy fill lands in a few ms; a fill Redis refused (CLUSTERDOWN on every
+ * shard while a failed master's replica is promoted) leaves the lock held until its TTL, and each
+ * write behind it answered after ~2 s instead of within INTERACTION_WAIT_TIMEOUT_MS (issue 29).
+ * After it the write reads PostgreSQL itself (writes are not shed).
+ */
+export const WRITE_LOCK_WAIT_MS = 100
+
+/**
  * {@link VideoReader} through floodgate's cache:
  * - `getById`: L1 → Bloom gate → L2 → database, "no such video" negatively
  *   cached; `getCachedById`: the L1 step alone, synchronous. The cached row
  *   carries visibility and status: routes decide what each caller may see
  *   after the cache (a private video is cached once and shown to its owner only).
+ *   A write's lookup (`write: true`) waits for another's load only {@link WRITE_LOCK_WAIT_MS}.
  * - `recommend`: cached per limit with a fixed TTL; invalidated on every write.
  * - `listByAuthor`: not cached (cursor pages are many and cheap by index).
  */
@@ -29,6 +40,7 @@ export class CachedVideoReader implements VideoReader {
       return await this.videos.getOrLoad(
         id,
         async (key) => (await this.inner.getById(key, options)) ?? notFound(),
+        options?.write ? { lockWaitMs: WRITE_LOCK_WAIT_MS } : undefined,
       )
     } catch (error) {
       // A write joined a read's load that the database guard shed: writes are not shed.

@@ -85,7 +85,11 @@ export async function connectRedis(config: {
         })
       : createRedisClient(seeds, {
           commandTimeoutMs: config.redisMaxWaitMs,
-          cluster: { enableAutoPipelining: true },
+          // CLUSTERDOWN and a closed node connection fail at once instead of ioredis' resend every
+          // 100 ms (up to 16 times): each request-path caller falls back (reads to PostgreSQL) or
+          // retries on its own terms. Until the cluster flags a killed master, its slots' commands
+          // went MOVED → refused → resent, holding a write's cache read 1.3–2 s (issue 29)
+          cluster: { enableAutoPipelining: true, retryDelayOnClusterDown: 0, retryDelayOnFailover: 0 },
         })
   // Errors surface on the commands (and /readyz); the client reconnects in the background.
   client.on('error', () => {})

@@ -10,8 +10,10 @@
 // every acknowledged play is in PostgreSQL exactly once, and neither process crashed.
 // Per phase (issue 29; before the kill / until the promotion / until the replica is back /
 // after, cut by answer time): no write to a healthy shard is refused, and the failed shard's
-// writes answer well before the 2 s cap (REDIS_MAX_WAIT_MS). The library's
-// interaction_failover.test.ts holds the tighter WAIT timeout + 100 ms bound, without HTTP.
+// writes answer within INTERACTION_WAIT_TIMEOUT_MS + 100 ms (+ HTTP_MS for the request around
+// the write, less this process's own event-loop stalls), never after the 2 s cap
+// (REDIS_MAX_WAIT_MS). The nodes run at hz 100: Redis times WAIT out on its server cron (up to
+// 100 ms late at the default hz 10), so the bound measures what the service adds.
 //
 // Runs on the PostgreSQL server only (two processes share one database; PGlite is one
 // process's). It starts its own cluster, so like the library's failover test it runs in every
@@ -21,7 +23,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { byPhase, FAILOVER_PHASES, freePort, TEST_DATABASE_URL, until } from '@floodgate/test-support'
+import {
+  byPhase,
+  FAILOVER_PHASES,
+  freePort,
+  LoopStalls,
+  TEST_DATABASE_URL,
+  until,
+} from '@floodgate/test-support'
 import { InteractionKeys } from 'floodgate'
 import { Cluster, Redis } from 'ioredis'
 import pg from 'pg'
@@ -40,6 +49,7 @@ interface PrivateCluster {
   role(port: number): Promise<string>
   kill(port: number): Promise<void>
   restart(port: number): Promise<void>
+  configSet(port: number, name: string, value: string): Promise<void>
   waitForOk(timeoutMs?: number): Promise<void>
   destroy(): Promise<void>
 }
@@ -49,6 +59,12 @@ const PREFIX = 'fo'
 const PARTITIONS = 16
 const USERS = 6
 const VIDEOS_PER_MASTER = 4
+const WAIT_MS = 500 // INTERACTION_WAIT_TIMEOUT_MS
+/**
+ * What a write request adds around its interaction write (ms): HTTP, the token, the video's row
+ * (L1, else Redis or PostgreSQL) and the answer, in two service processes on a loaded 2-core box.
+ */
+const HTTP_MS = 150
 const schema = uniqueSchema('failover')
 const dataDir = mkdtempSync(join(tmpdir(), 'va-failover-'))
 const onServer = testDbKind === 'pg'
@@ -71,6 +87,7 @@ beforeAll(async () => {
     { redisOptions: { maxRetriesPerRequest: 1 } },
   )
   redis.on('error', () => {}) // the test kills a node: the client's connection errors are expected
+  for (const seed of pc.seeds) await pc.configSet(Number(seed.split(':')[1]), 'hz', '100') // see the header
   pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 2 })
 }, 60_000)
 
@@ -97,7 +114,7 @@ function startInstance(port: number, seeds: readonly string[]): Instance {
     // generous for a loaded 2-core machine; WAIT's timeout stays below the command timeout
     REDIS_COMMAND_TIMEOUT_MS: '1000',
     INTERACTION_WAIT_REPLICAS: '1',
-    INTERACTION_WAIT_TIMEOUT_MS: '500',
+    INTERACTION_WAIT_TIMEOUT_MS: String(WAIT_MS),
     INTERACTION_PARTITIONS: String(PARTITIONS),
     FLUSH_CLAIM_IDLE_MS: '2000',
     RATE_LIMIT_ENABLED: 'false',
@@ -224,6 +241,7 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
 
     // ---- the load
     const t0 = Date.now()
+    const stalls = new LoopStalls() // this process's own stalls lengthen the answers it measures
     const toggles = new Map<string, Attempt[]>() // `${kind}|${user}|${video}` → attempts in order
     const plays = new Map<string, { acked: number; attempts: number }>() // `${user}|${video}`
     const writes: WriteSample[] = []
@@ -293,6 +311,7 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
 
       // the killed node comes back empty and becomes the new master's replica
       await cluster.restart(victim)
+      await cluster.configSet(victim, 'hz', '100')
       const syncedAsReplica = async () => {
         const admin = new Redis(victim, '127.0.0.1', { maxRetriesPerRequest: 0, lazyConnect: true })
         admin.on('error', () => {})
@@ -395,8 +414,10 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
       expect(ackedOn(false, replicaAt)).toBeGreaterThan(0)
 
       // ---- per phase (issue 29), cut by answer time: healthy shards never refuse a write; the
-      // failed shard answers 503 quickly, never after the 2 s cap (REDIS_MAX_WAIT_MS)
+      // failed shard answers within WAIT + 100 ms (+ HTTP_MS), never after the 2 s cap
       const endAt = Date.now() - t0
+      stalls.stop()
+      const unstalledMs = (w: WriteSample) => w.ms - stalls.during(t0 + w.atMs, t0 + w.atMs + w.ms)
       const phases = byPhase(writes, FAILOVER_PHASES, [killedAt, okAt, replicaAt], endAt)
       const table = phases.map(({ phase, samples: inPhase }) => {
         const side = (victim: boolean) => inPhase.filter((w) => w.onVictim === victim)
@@ -406,16 +427,19 @@ describe.skipIf(!onServer)('video-api on Redis Cluster: a master dies under load
           healthy: `${side(false).filter((w) => w.acked).length} acked, ${side(false).filter((w) => !w.acked).length} refused, slowest ${Math.max(0, ...side(false).map((w) => w.ms))} ms`,
           failed: `${side(true).filter((w) => w.acked).length} acked, ${side(true).filter((w) => !w.acked).length} refused, slowest ${Math.max(0, ...side(true).map((w) => w.ms))} ms`,
           healthyRefused: side(false).filter((w) => !w.acked).length,
-          failedSlowestMs: Math.max(0, ...side(true).map((w) => w.ms)),
+          failedSlowestMs: Math.max(0, ...side(true).map(unstalledMs)),
         }
       })
       console.info(
-        `failover per phase:\n${table.map((t) => `  ${t.name} (${t.ms} ms): healthy ${t.healthy}; failed shard ${t.failed}`).join('\n')}`,
+        `failover per phase:\n${table.map((t) => `  ${t.name} (${t.ms} ms): healthy ${t.healthy}; failed shard ${t.failed} (${t.failedSlowestMs} ms less stalls)`).join('\n')}`,
       )
       expect(table.map((t) => t.healthyRefused)).toEqual([0, 0, 0, 0])
-      // not yet WAIT + 100 ms (issue 29's goal): a failed-shard write refused with CLUSTERDOWN is
-      // resent until the 2 s command cap (REDIS_MAX_WAIT_MS), seen at 2,051 ms in CI; never longer
-      expect(Math.max(...table.map((t) => t.failedSlowestMs))).toBeLessThan(2500)
+      // before: a failed-shard write refused with CLUSTERDOWN was resent until the 2 s command cap
+      // (2,051 ms in CI), and its video's row read waited out ioredis' CLUSTERDOWN resends
+      const bound = WAIT_MS + 100 + HTTP_MS
+      expect(table.map((t) => (t.failedSlowestMs <= bound ? 'in time' : `${t.failedSlowestMs} ms`))).toEqual(
+        Array(4).fill('in time'),
+      )
 
       // ---- no process crashed; both stop cleanly
       for (const i of instances) expect(i.child.exitCode, i.output()).toBeNull()

@@ -5,6 +5,13 @@ import type { LuaScript } from '../redis/lua_script.js'
 import { isCluster, type RedisClient } from '../redis/types.js'
 import { REPLICATED_WRITE_DEFAULTS } from './defaults.js'
 import { ReplicationTimeoutError } from './errors.js'
+import {
+  isCommandTimeout,
+  isConnectionError,
+  movedTarget,
+  type Refusal,
+  refusedBeforeRun,
+} from './node_replies.js'
 import type { WaitForReplicas } from './options.js'
 
 /** One write step waiting for its node's next batch. */
@@ -35,6 +42,16 @@ interface Lane {
   evalOnly: Set<string>
   queue: PendingWrite[]
   busy: boolean
+  /**
+   * A connection to this node failed, or it refused WAIT (no longer a master), since its last
+   * answered WAIT: the node is down, restarted or demoted, so its CLUSTERDOWN is no cluster-wide
+   * pause to wait out (see {@link ReplicatedWrites}).
+   */
+  failing: boolean
+  /** Epoch ms before which no new connection to this node is opened (ms after its last failure). */
+  reconnectAt: number
+  /** Why the last connection failed: the answer of writes refused while reconnecting waits. */
+  lastError?: Error
 }
 
 /**
@@ -55,6 +72,15 @@ interface Lane {
  * server refuses SCRIPT LOAD), MOVED to the node it names (through the client's natMap), ASK,
  * CLUSTERDOWN and TRYAGAIN after a 100 ms pause (a cluster refuses every command from a master's
  * failure to its replica's promotion).
+ *
+ * That CLUSTERDOWN pause is waited out to the cap only on a node that is a healthy master (its last
+ * WAIT answered): there the write will run once the failed shard's replica is promoted. A node whose
+ * connection failed or whose WAIT was refused since (the failed master itself, restarted at its
+ * address and answering CLUSTERDOWN or MOVED until it has rejoined as a replica) will not run the
+ * write, so there a write is resent only while its `timeoutMs` lasts and is then refused with
+ * StoreUnavailableError: the failed shard answers within about `timeoutMs`, as its WAIT would.
+ * After a failed connection a node is not reconnected for `reconnectPauseMs` (writes meanwhile
+ * are refused unsent), and lanes of nodes the slot map no longer names as masters are closed.
  */
 export class ReplicatedWrites {
   private readonly redis: RedisClient
@@ -87,7 +113,8 @@ export class ReplicatedWrites {
    * script's reply once `wait.replicas` confirmed it.
    * @throws {ReplicationTimeoutError} when fewer confirmed within `wait.timeoutMs` (the write ran),
    *   or when an earlier write's WAIT on that node had just fallen short (the write did not run).
-   * @throws {StoreUnavailableError} when Redis failed, or refused it until the command cap passed.
+   * @throws {StoreUnavailableError} when Redis failed, or refused it until the command cap passed
+   *   (until `wait.timeoutMs` passed, on a node that is down or restarted: see the class).
    */
   write(script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -132,6 +159,8 @@ export class ReplicatedWrites {
         evalOnly: new Set(),
         queue: [],
         busy: false,
+        failing: false,
+        reconnectAt: 0,
       }
       this.lanes.set(address, lane)
     }
@@ -178,7 +207,16 @@ export class ReplicatedWrites {
   }
 
   private async send(lane: Lane, batch: PendingWrite[]): Promise<void> {
-    if (lane.connection.status === 'end' || lane.connection.status === 'close') this.reconnect(lane)
+    if (lane.connection.status === 'end' || lane.connection.status === 'close') {
+      if (Date.now() < lane.reconnectAt) {
+        // its last connection failed a moment ago: refuse unsent rather than connect per batch
+        const cause = lane.lastError ?? new Error('Connection is closed.')
+        for (const write of batch) write.reject(toStoreError(write.script.name, cause))
+        void this.refreshSlots()
+        return
+      }
+      this.reconnect(lane)
+    }
     const connection = lane.connection
     const pipeline = connection.pipeline() as unknown as {
       sendCommand(command: Command): unknown
@@ -214,6 +252,16 @@ export class ReplicatedWrites {
       connection.disconnect()
     }
     const short = waitError === null && typeof acknowledged === 'number' && acknowledged < this.wait.replicas
+    const connectionError = results.find(([error]) => error !== null && isConnectionError(error))?.[0]
+    if (connectionError) {
+      // a blip on a serving node reconnects at once; a second failure before an answered WAIT
+      // (the node is down) pauses, instead of one refused connect per batch
+      if (lane.failing) lane.reconnectAt = Date.now() + REPLICATED_WRITE_DEFAULTS.reconnectPauseMs
+      lane.failing = true
+      lane.lastError = connectionError
+    } else if (waitError)
+      lane.failing = true // e.g. a replica's "WAIT cannot be used with replica instances"
+    else if (typeof acknowledged === 'number') lane.failing = false
     const again: PendingWrite[] = []
     const later: PendingWrite[] = []
     let moved = false
@@ -229,7 +277,7 @@ export class ReplicatedWrites {
           write.movedTo = this.natMapped(movedTarget(error.message))
           moved = true
         }
-        if (refused !== undefined && Date.now() < write.deadline) {
+        if (refused !== undefined && Date.now() < this.retryDeadline(lane, write, refused)) {
           if (short)
             write.reject(
               new ReplicationTimeoutError(acknowledged as number, this.wait.replicas, this.wait.timeoutMs),
@@ -273,6 +321,18 @@ export class ReplicatedWrites {
   }
 
   /**
+   * Epoch ms until which a write `refused` before it ran may be sent again. A CLUSTERDOWN or
+   * TRYAGAIN from a failing node: while a resend (after clusterDownRetryMs, with at least the
+   * smallest WAIT) still ends within the write's `timeoutMs`; anything else: the command cap.
+   */
+  private retryDeadline(lane: Lane, write: PendingWrite, refused: Refusal): number {
+    if (refused !== 'down' || !lane.failing) return write.deadline
+    const { clusterDownRetryMs, minWaitFraction } = REPLICATED_WRITE_DEFAULTS
+    const resendCostMs = clusterDownRetryMs + Math.ceil(this.wait.timeoutMs * minWaitFraction)
+    return Math.min(write.deadline, write.queuedAt + this.wait.timeoutMs - resendCostMs)
+  }
+
+  /**
    * The batch's WAIT timeout (ms, integer >= 1): what is left of its oldest write's
    * `wait.timeoutMs` since the caller asked, so a write queued behind a slow batch or a CLUSTERDOWN
    * retry still answers within about timeoutMs; at least minWaitFraction of it.
@@ -304,9 +364,23 @@ export class ReplicatedWrites {
     this.refreshing ??= new Promise<void>((resolve) => redis.refreshSlotsCache(() => resolve())).finally(
       () => {
         this.refreshing = undefined
+        this.pruneLanes()
       },
     )
     return this.refreshing
+  }
+
+  /** Closes idle lanes of nodes the slot map no longer names as a master (a failed, demoted one). */
+  private pruneLanes(): void {
+    if (!isCluster(this.redis) || this.closed) return
+    const masters = new Set<string>()
+    for (const nodes of this.redis.slots) if (nodes?.[0] !== undefined) masters.add(nodes[0])
+    if (masters.size === 0) return // no map (every node unreachable): keep what there is
+    for (const [address, lane] of this.lanes) {
+      if (masters.has(address) || lane.busy || lane.queue.length > 0) continue
+      lane.connection.disconnect()
+      this.lanes.delete(address)
+    }
   }
 }
 
@@ -321,30 +395,6 @@ function scriptCommand(write: PendingWrite, client: RedisClient, evalSource = fa
       keyPrefix: client.options.keyPrefix,
     },
   )
-}
-
-/** Why Redis refused a command before running it (retrying it is safe), or undefined. */
-function refusedBeforeRun(error: Error): 'noscript' | 'moved' | 'down' | undefined {
-  const message = error.message
-  if (message.startsWith('NOSCRIPT')) return 'noscript'
-  if (message.startsWith('MOVED ') || message.startsWith('ASK ')) return 'moved'
-  // the cluster refuses every command until a failed master's replica is promoted
-  if (message.startsWith('CLUSTERDOWN') || message.startsWith('TRYAGAIN')) return 'down'
-  return undefined
-}
-
-/** `host:port` of `MOVED <slot> <host:port>`; undefined for anything else (ASK, whose node needs ASKING). */
-function movedTarget(message: string): string | undefined {
-  const match = /^MOVED \d+ (\S+:\d+)$/.exec(message)
-  return match?.[1]
-}
-
-function isCommandTimeout(error: Error | null): boolean {
-  return error?.message === 'Command timed out'
-}
-
-function isConnectionError(error: Error): boolean {
-  return !(error.name === 'ReplyError')
 }
 
 function splitAddress(address: string): [string, number] {
