@@ -16,6 +16,7 @@ import {
   resolveInteractionOptions,
 } from './options.js'
 import { ReplicatedWrites } from './replicated_writes.js'
+import { runResendingRefusals } from './resent_write.js'
 import {
   type InteractionReply,
   interactionReply,
@@ -228,13 +229,16 @@ export class Interactions {
     return { changed, active, count, eventId }
   }
 
-  /** One write step; with `waitForReplicas`, confirmed by WAIT (see {@link ReplicatedWrites}). */
+  /**
+   * One write step; with `waitForReplicas`, confirmed by WAIT (see {@link ReplicatedWrites}); without
+   * it, resent while a failover's CLUSTERDOWN refuses it ({@link runResendingRefusals}).
+   */
   private write(
     script: LuaScript,
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
-    if (this.replicated === undefined) return script.run(this.redis, keys, args)
+    if (this.replicated === undefined) return runResendingRefusals(script, this.redis, keys, args)
     return this.replicated.write(script, keys, args)
   }
 }

@@ -1,5 +1,4 @@
 import { Command, Redis, type RedisOptions } from 'ioredis'
-import { DEADLINE_DEFAULTS } from '../deadline/defaults.js'
 import { ScriptContractError, StoreUnavailableError } from '../errors/index.js'
 import type { LuaScript } from '../redis/lua_script.js'
 import { isCluster, type RedisClient } from '../redis/types.js'
@@ -13,6 +12,7 @@ import {
   refusedBeforeRun,
 } from './node_replies.js'
 import type { WaitForReplicas } from './options.js'
+import { writeCapMs } from './resent_write.js'
 
 /** One write step waiting for its node's next batch. */
 interface PendingWrite {
@@ -94,8 +94,7 @@ export class ReplicatedWrites {
   constructor(redis: RedisClient, wait: WaitForReplicas) {
     this.redis = redis
     this.wait = wait
-    const nodeOptions = isCluster(redis) ? redis.options.redisOptions : redis.options
-    this.capMs = nodeOptions?.commandTimeout ?? DEADLINE_DEFAULTS.maxWaitMs
+    this.capMs = writeCapMs(redis)
   }
 
   /** Closes every node connection; queued writes fail with StoreUnavailableError. Idempotent. */
