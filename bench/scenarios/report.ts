@@ -74,7 +74,7 @@ export function readmeSection(env: Environment, results: ScenarioResult[], outDi
   return [
     '## How it holds up',
     '',
-    '`npm run bench` runs six flood scenarios against a real deployment on one machine: 4 video-api',
+    '`npm run bench` runs seven scenarios against a real deployment on one machine: 4 video-api',
     'processes per mode, PostgreSQL and a private redis-server per mode, a 100k-video catalog, load from',
     'autocannon in the bench process (never the service’s), latency percentiles from hdr-histogram-js',
     '(corrected for coordinated omission; the measured p99.9 and max in the tables, every measured one in the',
