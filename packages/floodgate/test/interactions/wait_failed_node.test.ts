@@ -20,6 +20,8 @@ beforeEach(async () => {
   // production options: 2 s command cap (REDIS_MAX_WAIT_MS), no offline queue
   client = new Redis(node.port, '127.0.0.1', floodgateRedisOptions())
   client.on('error', () => {})
+  // connected before a test turns the node dead: a late connect (and its reconnects) would count
+  await new Promise((resolve) => client.once('ready', resolve))
   ix = new Interactions(client, { prefix: 'wfn', waitForReplicas: { replicas: 1, timeoutMs: WAIT_MS } })
 })
 
