@@ -29,7 +29,8 @@ it('a write does not wait out another process holding the load lock; a read stil
       return row
     },
   } as unknown as VideoReader
-  // the defaults a service uses: lockWaitMs 2 s; a generous Redis timeout for a busy test machine
+  // the defaults a service uses: lockWaitMs 2 s. redisTimeoutMs 1000 (default 50 ms of idle loop):
+  // the test times the lock wait, not Redis; a timed-out L2 read on a busy box would skip the wait
   const options = { redis, prefix, ttlMs: 60_000, redisTimeoutMs: 1000 }
   const other = createCache<Video>({ ...options, name: 'video' })
   const reader = new CachedVideoReader(

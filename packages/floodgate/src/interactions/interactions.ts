@@ -16,7 +16,7 @@ import {
   resolveInteractionOptions,
 } from './options.js'
 import { ReplicatedWrites } from './replicated_writes.js'
-import { runResendingRefusals } from './resent_write.js'
+import { runResendingRefusals, writeCapMs } from './resent_write.js'
 import {
   type InteractionReply,
   interactionReply,
@@ -70,6 +70,8 @@ export class Interactions {
   /** The toggles / plays of one poll phase, one script call per partition; undefined when `maxEventsPerCall` is 1. */
   private readonly toggles: EventBatcher | undefined
   private readonly plays: EventBatcher | undefined
+  /** How long a write refused before it ran is resent (ms): the client's command cap. */
+  private readonly capMs: number
 
   /**
    * With `waitForReplicas`, the writes go over connections of their own, one per node (WAIT
@@ -82,6 +84,7 @@ export class Interactions {
     this.options = resolveInteractionOptions(options)
     this.keys = new InteractionKeys(this.options.prefix, this.options.partitions)
     this.redis = redis
+    this.capMs = writeCapMs(redis)
     if (this.options.waitForReplicas) {
       this.replicated = new ReplicatedWrites(redis, this.options.waitForReplicas)
       redis.once('end', () => this.close())
@@ -238,7 +241,7 @@ export class Interactions {
     keys: readonly string[],
     args: readonly (string | number)[],
   ): Promise<unknown> {
-    if (this.replicated === undefined) return runResendingRefusals(script, this.redis, keys, args)
+    if (this.replicated === undefined) return runResendingRefusals(script, this.redis, keys, args, this.capMs)
     return this.replicated.write(script, keys, args)
   }
 }

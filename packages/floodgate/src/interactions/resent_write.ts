@@ -17,7 +17,7 @@ export function writeCapMs(redis: RedisClient): number {
 /**
  * Runs a write script (no WAIT) and resends it every `clusterDownRetryMs` (100 ms) while Redis
  * refuses it before running (CLUSTERDOWN, TRYAGAIN: a cluster refuses every command from a
- * master's failure to its replica's promotion), until `writeCapMs` has passed. Done here, not by
+ * master's failure to its replica's promotion), until `capMs` ({@link writeCapMs}) has passed. Done here, not by
  * the client's `retryDelayOnClusterDown`, so the write path keeps its guarantee (healthy shards'
  * writes outlast a failover) on a client that fails reads fast (video-api sets it to 0).
  * @throws {StoreUnavailableError} as {@link LuaScript.run}: the last refusal, or any other failure.
@@ -27,8 +27,9 @@ export async function runResendingRefusals(
   redis: RedisClient,
   keys: readonly string[],
   args: readonly (string | number)[],
+  capMs: number,
 ): Promise<unknown> {
-  const deadline = Date.now() + writeCapMs(redis)
+  const deadline = Date.now() + capMs
   const pause = REPLICATED_WRITE_DEFAULTS.clusterDownRetryMs
   for (;;) {
     try {

@@ -14,6 +14,8 @@ import { whenReady } from './ready.js'
 // resumes: the test's loss happens between the two, so no toggle runs before its instance knows.
 const [url, prefix, schema, itemList, userList, duration, seed] = process.argv.slice(2)
 const LANES = 4
+// 5 s (default 2 s): a restore step of the 150k-liker item queues behind the others at load 6-19;
+// the test asserts exactness and step CPU, and a timed-out toggle would be an unknown answer
 const redis = createRedisClient(url!, { commandTimeoutMs: 5000 })
 const pool = schemaPool(schema!, 3)
 const events: RecoveryEvent['type'][] = []
