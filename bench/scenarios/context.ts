@@ -28,6 +28,10 @@ export interface Params {
   redisDownS: number
   likeStormS: number
   likeRate: number
+  /** Viral: likers of the one video seeded before the storm (PostgreSQL rows, Redis members). */
+  viralLikers: number
+  /** Viral: users of the storm (the catalog's, then as many seeded ones as it lacks). */
+  viralUsers: number
   abusiveBaselineS: number
   abusiveS: number
   /** Burst: requests in flight at once (closed loop, all instances together). */
@@ -57,6 +61,8 @@ export const QUICK: Params = {
   redisDownS: 1.5,
   likeStormS: 2,
   likeRate: 300,
+  viralLikers: 50_000,
+  viralUsers: 2_000,
   abusiveBaselineS: 1,
   abusiveS: 2,
   burstInFlight: 1_000,
@@ -83,6 +89,8 @@ export const FULL: Params = {
   redisDownS: 10,
   likeStormS: 60,
   likeRate: 500,
+  viralLikers: 1_000_000,
+  viralUsers: 10_000,
   abusiveBaselineS: 5,
   abusiveS: 15,
   burstInFlight: 1_000,

@@ -23,9 +23,18 @@ export interface Comparison {
   mismatches: Array<{ videoId: string; what: string; db: number; redis: number }>
 }
 
-/** DB rows vs Redis state of `videoIds`: like members (set equality), like_count and play_count. */
-export async function compare(ctx: Context, d: ModeDeployment, videoIds: string[]): Promise<Comparison> {
+/**
+ * DB rows vs Redis state of `videoIds`: like members (set equality), like_count and play_count.
+ * `membersOf` reads a video's likers from Redis (default: the library's layout).
+ */
+export async function compare(
+  ctx: Context,
+  d: ModeDeployment,
+  videoIds: string[],
+  membersOf?: (videoId: string) => Promise<string[]>,
+): Promise<Comparison> {
   const keys = new InteractionKeys(d.prefix)
+  const readLikers = membersOf ?? ((v: string) => readMembers(d.redis, keys, 'likes', v))
   const client = new pg.Client({ connectionString: pgUrl(ctx.databaseOf(d.mode)) })
   await client.connect()
   try {
@@ -42,7 +51,7 @@ export async function compare(ctx: Context, d: ModeDeployment, videoIds: string[
     const pipeline = d.redis.pipeline()
     for (const v of videoIds) pipeline.get(keys.plays(v))
     const replies = (await pipeline.exec()) ?? []
-    const likers = await Promise.all(videoIds.map((v) => readMembers(d.redis, keys, 'likes', v)))
+    const likers = await Promise.all(videoIds.map(readLikers))
     const mismatches: Comparison['mismatches'] = []
     videoIds.forEach((v, i) => {
       const members = new Set(likers[i])

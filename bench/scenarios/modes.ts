@@ -26,9 +26,11 @@ export const QUOTAS = { windowMs: 10_000, user: 300, anonymous: 300, write: 2_00
  * What the instances run with. `bench`: the flood scenarios' settings (a pool of 5, the run's short
  * cache TTL, {@link QUOTAS}; Redis timeouts at their defaults). `defaults`: the service's own defaults for everything but what a
  * deployment must say (port, database, Redis, prefix, JWT secret, log level, cache mode) and
- * TRUST_PROXY=true, so that the bench can speak for many clients (X-Forwarded-For).
+ * TRUST_PROXY=true, so that the bench can speak for many clients (X-Forwarded-For). `viral`: the
+ * `defaults` profile, and the older design's instances also write interactions in the older
+ * layout (LEGACY_INTERACTIONS=true, see legacy/interactions.ts).
  */
-export type Profile = 'bench' | 'defaults'
+export type Profile = 'bench' | 'defaults' | 'viral'
 
 export interface ModeOptions {
   mode: ModeName
@@ -155,7 +157,8 @@ export class ModeDeployment {
       CACHE_MODE: o.mode,
       TRUST_PROXY: 'true',
     }
-    if (this.profile === 'defaults') return env
+    if (this.profile === 'viral' && o.mode === 'legacy') env.LEGACY_INTERACTIONS = 'true'
+    if (this.profile !== 'bench') return env
     return {
       ...env,
       DB_POOL_MAX: '5',

@@ -26,6 +26,7 @@ const HEADLINE: Record<string, string[]> = {
   avalanche: ['DB q/s (peak)', 'error rate', 'p99 ms', 'max ms measured'],
   'like-storm': ['ops/s (2xx)', 'flush lag p99 s', 'DB rows == Redis'],
   'abusive-client': ['admitted / bound', 'normal p99 ms during', 'normal max ms measured'],
+  viral: ['likes+unlikes/s (2xx)', 'B per like', 'Redis µs per like', 'Redis µs per play', 'DB == Redis'],
   burst: ['cold: DB st. per 1k req', 'absent: DB st. per 1k req', 'quota: admitted / quota'],
 }
 

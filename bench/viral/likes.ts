@@ -27,6 +27,7 @@ import { PrivateRedis } from '@floodgate/test-support'
 import { bucketKeys, dropMembers, Interactions, LuaScript, readGeometry, toMember } from 'floodgate'
 import { Redis } from 'ioredis'
 import { restoreMembersOf } from '../../packages/floodgate/src/counters/rebuild.js'
+import { memoryOf } from '../scenarios/viral_redis.js'
 
 const { values: args } = parseArgs({
   options: { likers: { type: 'string', default: '200000' }, 'in-flight': { type: 'string', default: '64' } },
@@ -86,20 +87,6 @@ async function scriptUsec(redis: Redis): Promise<{ calls: number; usec: number }
     usec += Number(m?.[2] ?? 0)
   }
   return { calls, usec }
-}
-
-async function memoryOf(redis: Redis, keys: readonly string[]): Promise<{ total: number; largest: number }> {
-  let total = 0
-  let largest = 0
-  for (let i = 0; i < keys.length; i += 500) {
-    const pipeline = redis.pipeline()
-    for (const key of keys.slice(i, i + 500)) pipeline.memory('USAGE', key, 'SAMPLES', '0')
-    for (const [, bytes] of (await pipeline.exec()) ?? []) {
-      total += Number(bytes ?? 0)
-      largest = Math.max(largest, Number(bytes ?? 0))
-    }
-  }
-  return { total, largest }
 }
 
 /**

@@ -122,8 +122,12 @@ async function scriptUsecPerPlay(redis: Redis, plays: number): Promise<number> {
   return calls === 0 ? Number.NaN : usec / plays
 }
 
-async function dedupeKeyBytes(redis: Redis, keys: InteractionKeys) {
-  const pattern = `${keys.playSeenPrefix(ITEM)}*`
+/** The item's dedupe keys: main's key per viewer (its `{ix:<p>}` tag) for "previous", else the buckets. */
+async function dedupeKeyBytes(redis: Redis, keys: InteractionKeys, layout: Layout) {
+  const p = keys.partitionOf(ITEM)
+  const prefix =
+    layout === 'previous' ? keys.space.tagged('ix', `ix:${p}`, `seen:${ITEM}:`) : keys.playSeenPrefix(ITEM)
+  const pattern = `${prefix}*`
   let cursor = '0'
   let total = 0
   let largest = 0
@@ -219,7 +223,7 @@ async function run(layout: Layout) {
     const script = { previous: 'previous play-5.lua', 'buckets, one call per play': 'play-6.lua' }
     const slow = await slowest(redis, script[layout as keyof typeof script] ?? 'play-batch-n.lua')
     await redis.call('SLOWLOG', 'RESET')
-    const memory = await dedupeKeyBytes(redis, keys)
+    const memory = await dedupeKeyBytes(redis, keys, layout)
     await redis.del(keys.stream(keys.partitionOf(ITEM)))
     const usedAfter = infoField(await redis.info('memory'), 'used_memory')
     const plays = Number(await redis.get(keys.plays(ITEM))) - seeded
