@@ -247,15 +247,9 @@ export class StreamGroupConsumer {
         const batch = ahead !== undefined && ahead.length > 0 ? ahead : await this.readNew()
         // behind (a full batch): read the next one while this one is applied; not when keeping up,
         // where it would split the arrivals into twice as many small transactions
-        if (batch.length >= this.options.batchSize && this.running) {
+        if (this.options.readAhead && batch.length >= this.options.batchSize && this.running) {
           this.readAhead.start(() =>
-            readNewEntries(
-              this.redis,
-              this.options.group,
-              this.name,
-              this.readSources(),
-              this.options.batchSize,
-            ),
+            readNewEntries(this.redis, this.options.group, this.name, this.readSources(), this.readOptions),
           )
         }
         if (batch.length > 0) await this.process(batch)
@@ -277,6 +271,10 @@ export class StreamGroupConsumer {
     )
   }
 
+  private get readOptions(): { batchSize: number; compact: boolean } {
+    return { batchSize: this.options.batchSize, compact: this.options.compactRead }
+  }
+
   /** The streams to read new entries from: this consumer's own, and those it helps with. */
   private readSources(): readonly StreamSource[] {
     return this.helping.length > 0 ? [...this.assigned, ...this.helping] : this.assigned
@@ -294,7 +292,7 @@ export class StreamGroupConsumer {
       await this.pause(this.redis.isCluster ? this.options.pollIntervalMs : this.options.blockMs)
       return []
     }
-    const batch = await readNewEntries(this.redis, this.options.group, this.name, sources, batchSize)
+    const batch = await readNewEntries(this.redis, this.options.group, this.name, sources, this.readOptions)
     if (batch.length > 0 || !this.running) return batch
     if (this.redis.isCluster) {
       await this.pause(this.options.pollIntervalMs)

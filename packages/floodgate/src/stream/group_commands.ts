@@ -1,7 +1,13 @@
 import { SlotBatch } from '../rankings/slot_batch.js'
 import { isCluster, type RedisClient } from '../redis/types.js'
-import { parseAutoClaimReply, parseDeliveryCount, parseReadReply } from './replies.js'
-import { deadLetterReply, deadLetterScript, membersReply, membersScript } from './scripts.js'
+import { parseAutoClaimReply, parseCompactRead, parseDeliveryCount, parseReadReply } from './replies.js'
+import {
+  deadLetterReply,
+  deadLetterScript,
+  membersReply,
+  membersScript,
+  readCompactScript,
+} from './scripts.js'
 import type { StreamEntry, StreamSource } from './types.js'
 
 // The Redis commands a StreamGroupConsumer sends, one function each, replies parsed.
@@ -65,6 +71,50 @@ export async function readGroupEach(
   }
   const replies = await batch.exec('stream group read')
   return replies.map(parseReadReply)
+}
+
+/**
+ * {@link readGroupEach} through `read-compact-1.lua`: one script call per stream, all in one
+ * pipeline ({@link SlotBatch}: one per node on Redis Cluster), each entry coming back as one
+ * string, so the client decodes one reply item per entry instead of 2 + 2 per field. The script
+ * is loaded on every stream's node first (once per client), and again after NOSCRIPT (a node lost
+ * its script cache), which then still throws rather than read again: other calls of the pipeline
+ * may have delivered entries, which the consumer's re-read of its own pending entries (after any
+ * read error) picks up.
+ * @throws {StoreUnavailableError} wrapping the Redis error of a failed read.
+ */
+export async function readGroupEachCompact(
+  redis: RedisClient,
+  group: string,
+  consumer: string,
+  streams: readonly string[],
+  count: number,
+): Promise<StreamEntry[][]> {
+  if (!compactReadLoaded.has(redis)) {
+    await loadCompactRead(redis, streams)
+    compactReadLoaded.add(redis)
+  }
+  const batch = new SlotBatch(redis)
+  for (const stream of streams) {
+    batch.add(stream, (pipe) => pipe.evalsha(readCompactScript.sha1, 1, stream, group, consumer, count))
+  }
+  try {
+    const replies = await batch.exec(`Redis script ${readCompactScript.name}`)
+    return replies.map((reply, i) => parseCompactRead(streams[i]!, reply))
+  } catch (error) {
+    if (String((error as Error).message).includes('NOSCRIPT')) await loadCompactRead(redis, streams)
+    throw error
+  }
+}
+
+/** Clients that loaded `read-compact-1.lua` on their streams' nodes. */
+const compactReadLoaded = new WeakSet<RedisClient>()
+
+/** SCRIPT LOAD of `read-compact-1.lua` on the node of every one of `streams` (one pipeline per node). */
+async function loadCompactRead(redis: RedisClient, streams: readonly string[]): Promise<void> {
+  const load = new SlotBatch(redis)
+  for (const stream of streams) load.add(stream, (pipe) => pipe.script('LOAD', readCompactScript.source))
+  await load.exec(`Redis script ${readCompactScript.name} load`)
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { RedisClient } from '../redis/types.js'
-import { readGroupEach, releaseEntries } from './group_commands.js'
+import { readGroupEach, readGroupEachCompact, releaseEntries } from './group_commands.js'
 import type { StreamEntry, StreamSource } from './types.js'
 
 /**
  * Non-blocking XREADGROUP rounds spread over `sources` until `batchSize` entries are read or
  * every stream is empty: each round asks every stream that filled its share in the round before
- * (one round trip per round, see {@link readGroupEach}).
+ * (one round trip per round, see {@link readGroupEach}); with `compact`, through
+ * {@link readGroupEachCompact}.
  * @throws the Redis error of a failed read.
  */
 export async function readNewEntries(
@@ -13,13 +14,15 @@ export async function readNewEntries(
   group: string,
   consumer: string,
   sources: readonly StreamSource[],
-  batchSize: number,
+  options: { batchSize: number; compact: boolean },
 ): Promise<StreamEntry[]> {
+  const { batchSize } = options
+  const read = options.compact ? readGroupEachCompact : readGroupEach
   const batch: StreamEntry[] = []
   let candidates: readonly StreamSource[] = sources
   while (candidates.length > 0 && batch.length < batchSize) {
     const count = Math.max(1, Math.ceil((batchSize - batch.length) / candidates.length))
-    const replies = await readGroupEach(
+    const replies = await read(
       redis,
       group,
       consumer,
