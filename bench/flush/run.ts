@@ -19,7 +19,11 @@
  * counts one), the CPU per event of the PostgreSQL backends (from /proc: the server must be local)
  * and of this process (the consumer), and the median over ROUNDS runs. The CPU figures hold on a
  * busy box where the rates do not. Every run checks the counts against the events.
- * "read only" is the same consumer with an empty handler: the ceiling the read and ack allow.
+ * "read only" is the same consumer with an empty handler: the ceiling the read and ack allow;
+ * "read only, compact" the same through `read-compact-1.lua` (`compactRead`: one string per entry).
+ * "new, unnest, in turn" is "new, unnest" with the consumer's read ahead off (`readAhead: false`:
+ * read, apply, acknowledge in turn, as before it existed), so the read ahead's gain is a ratio
+ * within the run.
  * Then the toggles into Redis (64 in flight) and the steady-load lag with the library's flush.
  *
  * Writes bench/results/flush.json.
@@ -73,14 +77,22 @@ const ROUNDS = Number(args.rounds ?? (QUICK ? 1 : 3))
 /** The stream consumer's default (1,000) and the flush's (INTERACTION_DEFAULTS.flushBatchSize, 5,000). */
 const BATCH_SIZES = args.batches?.split(',').map(Number) ?? (QUICK ? [1000] : [1000, 5000])
 const MIXES = (args.mixes?.split(',') ?? ['uniform', 'hot']) as Mix[]
-/** `--appliers previous,new,unnest,read-only` (short names: the full ones hold a comma). */
-const APPLIERS: Applier[] = (args.appliers
-  ?.split(',')
-  .map((a) => ({ unnest: 'new, unnest', 'read-only': 'read only' })[a] ?? a) as Applier[]) ?? [
+/** `--appliers previous,new,unnest,in-turn,read-only` (short names: the full ones hold a comma). */
+const APPLIERS: Applier[] = (args.appliers?.split(',').map(
+  (a) =>
+    ({
+      unnest: 'new, unnest',
+      'in-turn': 'new, unnest, in turn',
+      'read-only': 'read only',
+      compact: 'read only, compact',
+    })[a] ?? a,
+) as Applier[]) ?? [
   'previous',
   'new',
   'new, unnest',
+  'new, unnest, in turn',
   'read only',
+  'read only, compact',
 ]
 const TOGGLES = QUICK ? 5_000 : 30_000
 const STEADY_RATE = 5000
@@ -89,7 +101,13 @@ const redis = new Redis(REDIS_URL, { commandTimeout: 20_000 })
 const admin = new pg.Client({ connectionString: DATABASE_URL })
 
 type Mix = 'uniform' | 'hot'
-type Applier = 'new' | 'new, unnest' | 'previous' | 'read only'
+type Applier =
+  | 'new'
+  | 'new, unnest'
+  | 'new, unnest, in turn'
+  | 'previous'
+  | 'read only'
+  | 'read only, compact'
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN
@@ -284,12 +302,17 @@ async function flushRun(mix: Mix, applier: Applier, batchSize: number): Promise<
   const { schema, pool } = await freshSchema(VIDEOS)
   try {
     const expected = await fill(keys, mix)
-    const { db, trips } = counting(pgPoolDatabase(pool, applier === 'new, unnest' ? {} : { copyFrom }))
+    const unnest = applier === 'new, unnest' || applier === 'new, unnest, in turn'
+    const { db, trips } = counting(pgPoolDatabase(pool, unnest ? {} : { copyFrom }))
     // the bench's consumer options: blockMs short so the drained check is not held by a blocking read
     const common = { prefix, partitions: PARTITIONS, tables: TABLES, batchSize, blockMs: 50 }
     const consumer =
-      applier === 'new' || applier === 'new, unnest'
-        ? createInteractionFlush(redis, db, common)
+      applier === 'new' || unnest
+        ? createInteractionFlush(redis, db, {
+            ...common,
+            // off for the A/B row only; the default (on) reads the next batch during the apply
+            ...(applier === 'new, unnest, in turn' && { readAhead: false }),
+          })
         : applier === 'previous'
           ? createPreviousFlush(redis, db, common)
           : new StreamGroupConsumer(redis, {
@@ -299,6 +322,7 @@ async function flushRun(mix: Mix, applier: Applier, batchSize: number): Promise<
               group: 'flush',
               batchSize,
               blockMs: 50,
+              compactRead: applier === 'read only, compact',
               handler: async () => undefined,
             })
     const handlerMs = timeHandler(consumer)
@@ -310,7 +334,7 @@ async function flushRun(mix: Mix, applier: Applier, batchSize: number): Promise<
     const nodeCpu = process.cpuUsage(cpu)
     await consumer.stop()
     const pgCpuMs = await backendCpuMs(schema)
-    if (applier !== 'read only') {
+    if (!applier.startsWith('read only')) {
       const { rows } = await pool.query(
         `SELECT sum(like_count)::int AS likes, sum(favorite_count)::int AS favorites, sum(play_count)::int AS plays,
            (SELECT count(*)::int FROM video_likes) + (SELECT count(*)::int FROM video_favorites)
@@ -332,7 +356,7 @@ async function flushRun(mix: Mix, applier: Applier, batchSize: number): Promise<
       events: EVENTS,
       seconds: +seconds.toFixed(2),
       eventsPerSec: Math.round(EVENTS / seconds),
-      applyEventsPerSec: applier === 'read only' ? 0 : Math.round(EVENTS / (handlerMs() / 1000)),
+      applyEventsPerSec: applier.startsWith('read only') ? 0 : Math.round(EVENTS / (handlerMs() / 1000)),
       batches,
       roundTripsPerBatch: +(trips() / Math.max(1, batches)).toFixed(1),
       pgCpuUsPerEvent: +((pgCpuMs * 1000) / EVENTS).toFixed(1),
@@ -433,7 +457,7 @@ for (let round = 0; round < ROUNDS; round++)
   for (const batchSize of BATCH_SIZES)
     for (const mix of MIXES)
       for (const applier of APPLIERS) {
-        if (applier === 'read only' && round > 0) continue
+        if (applier.startsWith('read only') && round > 0) continue
         const run = await flushRun(mix, applier, batchSize)
         console.error(JSON.stringify(run))
         runs.push(run)
@@ -451,13 +475,19 @@ const rows = BATCH_SIZES.flatMap((batchSize) =>
     })
     const previous = summary('previous')
     const current = summary('new')
+    const inTurn = summary('new, unnest, in turn')
+    const unnestRow = summary('new, unnest')
     return {
       mix,
       batchSize,
       previous,
       new: current,
-      newUnnest: summary('new, unnest'),
+      newUnnest: unnestRow,
+      newUnnestInTurn: inTurn,
+      readAheadRatio: +(unnestRow.eventsPerSec / inTurn.eventsPerSec).toFixed(2),
       readOnlyEventsPerSec: summary('read only').eventsPerSec,
+      readOnly: summary('read only'),
+      readOnlyCompact: summary('read only, compact'),
       ratio: +(current.eventsPerSec / previous.eventsPerSec).toFixed(2),
       applyRatio: +(current.applyEventsPerSec / previous.applyEventsPerSec).toFixed(2),
     }
@@ -469,12 +499,12 @@ console.log(
     .join(', ')}`,
 )
 console.log(
-  `\n| flush, one consumer, ${PARTITIONS} partitions (median of ${ROUNDS}) | batch | previous events/s | new events/s | ratio | previous apply events/s | new apply events/s | apply ratio | new without COPY: events/s, apply | statements/batch (round trips incl. BEGIN, COMMIT, COPY) previous → new | PostgreSQL CPU µs/event previous → new (no COPY) | Node CPU µs/event previous → new | read-only ceiling events/s |`,
+  `\n| flush, one consumer, ${PARTITIONS} partitions (median of ${ROUNDS}) | batch | previous events/s | new events/s | ratio | previous apply events/s | new apply events/s | apply ratio | new without COPY: events/s, apply | statements/batch (round trips incl. BEGIN, COMMIT, COPY) previous → new | PostgreSQL CPU µs/event previous → new (no COPY) | Node CPU µs/event previous → new | read-only ceiling events/s | unnest in turn → read ahead: events/s (ratio); Node CPU µs/event; PostgreSQL CPU µs/event | read only, plain → compact: events/s; Node CPU µs/event |`,
 )
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|')
 for (const r of rows)
   console.log(
-    `| ${r.mix === 'hot' ? '90 % on one video' : 'uniform, 10,000 videos'} | ${r.batchSize} | ${r.previous.eventsPerSec} | ${r.new.eventsPerSec} | ${r.ratio}× | ${r.previous.applyEventsPerSec} | ${r.new.applyEventsPerSec} | ${r.applyRatio}× | ${r.newUnnest.eventsPerSec}, ${r.newUnnest.applyEventsPerSec} | ${r.previous.roundTripsPerBatch} → ${r.new.roundTripsPerBatch} | ${r.previous.pgCpuUsPerEvent} → ${r.new.pgCpuUsPerEvent} (${r.newUnnest.pgCpuUsPerEvent}) | ${r.previous.nodeCpuUsPerEvent} → ${r.new.nodeCpuUsPerEvent} | ${r.readOnlyEventsPerSec} |`,
+    `| ${r.mix === 'hot' ? '90 % on one video' : 'uniform, 10,000 videos'} | ${r.batchSize} | ${r.previous.eventsPerSec} | ${r.new.eventsPerSec} | ${r.ratio}× | ${r.previous.applyEventsPerSec} | ${r.new.applyEventsPerSec} | ${r.applyRatio}× | ${r.newUnnest.eventsPerSec}, ${r.newUnnest.applyEventsPerSec} | ${r.previous.roundTripsPerBatch} → ${r.new.roundTripsPerBatch} | ${r.previous.pgCpuUsPerEvent} → ${r.new.pgCpuUsPerEvent} (${r.newUnnest.pgCpuUsPerEvent}) | ${r.previous.nodeCpuUsPerEvent} → ${r.new.nodeCpuUsPerEvent} | ${r.readOnlyEventsPerSec} | ${r.newUnnestInTurn.eventsPerSec} → ${r.newUnnest.eventsPerSec} (${r.readAheadRatio}×); ${r.newUnnestInTurn.nodeCpuUsPerEvent} → ${r.newUnnest.nodeCpuUsPerEvent}; ${r.newUnnestInTurn.pgCpuUsPerEvent} → ${r.newUnnest.pgCpuUsPerEvent} | ${r.readOnly.eventsPerSec} → ${r.readOnlyCompact.eventsPerSec}; ${r.readOnly.nodeCpuUsPerEvent} → ${r.readOnlyCompact.nodeCpuUsPerEvent} |`,
   )
 if (args['no-tail']) {
   await admin.end()

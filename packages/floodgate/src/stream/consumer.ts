@@ -5,14 +5,12 @@ import type { RedisClient } from '../redis/types.js'
 import { logConsumerEvent } from './consumer_log.js'
 import {
   ackEntries,
-  autoClaim,
+  autoClaimRound,
   createGroups,
-  deadLetter,
-  deliveryCount,
   heartbeatMembers,
   readGroup,
-  readGroupEach,
   readOwnPending,
+  rejectEntry,
 } from './group_commands.js'
 import { type IdleStreams, trimAndMeasureLag } from './lag.js'
 import { ConsumerMetrics } from './metrics.js'
@@ -21,18 +19,8 @@ import {
   resolveConsumerOptions,
   type StreamConsumerOptions,
 } from './options.js'
-import type { ConsumerEvent, LagSnapshot, StreamEntry, StreamSource } from './types.js'
-
-/** Counters since start, for tests and benchmarks. */
-export interface ConsumerStats {
-  applied: number
-  batches: number
-  claimed: number
-  deletedWhilePending: number
-  deadLettered: number
-  rejected: number
-  transientFailures: number
-}
+import { ReadAhead, readNewEntries } from './read_ahead.js'
+import type { ConsumerEvent, ConsumerStats, LagSnapshot, StreamEntry, StreamSource } from './types.js'
 
 /**
  * One consumer of a Redis Streams consumer group over several streams (the
@@ -41,6 +29,8 @@ export interface ConsumerStats {
  * - reads batches with XREADGROUP (a non-blocking read over all its streams — one command on a
  *   single node, one per stream pipelined per node on Redis Cluster — then one blocking read
  *   when all were empty; on Redis Cluster, a short poll instead);
+ * - while a full batch is applied, reads the next one (at most one batch ahead, non-blocking),
+ *   so its own CPU and the database's overlap;
  * - hands each batch to the handler, then XACKs it; a transient failure (the
  *   database is down) retries the same batch with full-jitter backoff, never
  *   acknowledging it; a poison failure bisects the batch to isolate the bad
@@ -70,6 +60,7 @@ export class StreamGroupConsumer {
     deletedWhilePending: 0,
     deadLettered: 0,
     rejected: 0,
+    released: 0,
     transientFailures: 0,
   }
   private readonly redis: RedisClient
@@ -88,6 +79,7 @@ export class StreamGroupConsumer {
   /** When the next maintenance trims every stream again, idle or not (`idleRecheckMs`). */
   private nextFullTrim = 0
   private loop: Promise<void> | undefined
+  private readonly readAhead = new ReadAhead()
   /**
    * Set by a Redis error or a reconnect: entries delivered to this consumer may have lost their
    * XACK (a failover's promoted replica may lack it), so re-read its own pending entries at once
@@ -143,7 +135,10 @@ export class StreamGroupConsumer {
 
   /**
    * Stops after the batch in progress (at most one blocking read, `blockMs`, later) and closes the
-   * connection. Unacknowledged entries stay pending and are claimed by another consumer.
+   * connection. A batch read ahead and not yet applied is handed back (its idle time set to
+   * `claimIdleMs`), so any consumer's next claim round (every `claimIntervalMs`) takes it; other
+   * unacknowledged entries (a batch whose apply failed) stay pending and are claimed by another
+   * consumer after `claimIdleMs`.
    */
   async stop(): Promise<void> {
     this.running = false
@@ -235,7 +230,7 @@ export class StreamGroupConsumer {
         if (now >= nextClaim) {
           phase = 'claim'
           nextClaim = now + this.options.claimIntervalMs
-          const claimed = await this.claim()
+          const claimed = await this.readAhead.without(await this.claim())
           for (let i = 0; i < claimed.length && this.running; i += this.options.batchSize) {
             await this.process(claimed.slice(i, i + this.options.batchSize))
           }
@@ -243,8 +238,20 @@ export class StreamGroupConsumer {
         phase = 'maintain'
         await this.maintainWhenDue()
         phase = 'read'
-        if (this.ownPendingDue) await this.rereadOwnPending()
-        const batch = await this.readNew()
+        if (this.ownPendingDue) {
+          // the re-read from id 0 covers a batch read ahead too
+          await this.readAhead.discard()
+          await this.rereadOwnPending()
+        }
+        const ahead = await this.readAhead.take()
+        const batch = ahead !== undefined && ahead.length > 0 ? ahead : await this.readNew()
+        // behind (a full batch): read the next one while this one is applied; not when keeping up,
+        // where it would split the arrivals into twice as many small transactions
+        if (this.options.readAhead && batch.length >= this.options.batchSize && this.running) {
+          this.readAhead.start(() =>
+            readNewEntries(this.redis, this.options.group, this.name, this.readSources(), this.readOptions),
+          )
+        }
         if (batch.length > 0) await this.process(batch)
         failures = 0
       } catch (error) {
@@ -256,38 +263,36 @@ export class StreamGroupConsumer {
         await this.pause(fullJitterDelayMs(failures++, this.options.backoffBaseMs, this.options.backoffMaxMs))
       }
     }
+    this.stats.released += await this.readAhead.release(
+      this.redis,
+      this.options.group,
+      this.name,
+      this.options.claimIdleMs,
+    )
+  }
+
+  private get readOptions(): { batchSize: number; compact: boolean } {
+    return { batchSize: this.options.batchSize, compact: this.options.compactRead }
+  }
+
+  /** The streams to read new entries from: this consumer's own, and those it helps with. */
+  private readSources(): readonly StreamSource[] {
+    return this.helping.length > 0 ? [...this.assigned, ...this.helping] : this.assigned
   }
 
   /**
-   * Non-blocking reads spread over this consumer's streams until the batch is full (one round trip
-   * per round, see {@link readGroupEach}); one blocking wait when all are empty.
+   * Non-blocking reads spread over this consumer's streams until the batch is full (see
+   * {@link readNewEntries}); one blocking wait when all are empty.
    */
   private async readNew(): Promise<StreamEntry[]> {
     const { batchSize } = this.options
-    const sources = this.helping.length > 0 ? [...this.assigned, ...this.helping] : this.assigned
+    const sources = this.readSources()
     if (sources.length === 0) {
       // more consumers than streams (or no heartbeat yet): nothing of ours to read
       await this.pause(this.redis.isCluster ? this.options.pollIntervalMs : this.options.blockMs)
       return []
     }
-    const batch: StreamEntry[] = []
-    let candidates: readonly StreamSource[] = sources
-    while (candidates.length > 0 && batch.length < batchSize) {
-      const count = Math.max(1, Math.ceil((batchSize - batch.length) / candidates.length))
-      const replies = await readGroupEach(
-        this.redis,
-        this.options.group,
-        this.name,
-        candidates.map((s) => s.stream),
-        count,
-      )
-      const full: StreamSource[] = []
-      replies.forEach((entries, i) => {
-        batch.push(...entries)
-        if (entries.length === count) full.push(candidates[i]!)
-      })
-      candidates = full
-    }
+    const batch = await readNewEntries(this.redis, this.options.group, this.name, sources, this.readOptions)
     if (batch.length > 0 || !this.running) return batch
     if (this.redis.isCluster) {
       await this.pause(this.options.pollIntervalMs)
@@ -324,19 +329,12 @@ export class StreamGroupConsumer {
 
   /** XAUTOCLAIM over every stream, resuming each stream's cursor from the previous round. */
   private async claim(): Promise<StreamEntry[]> {
-    const replies = await Promise.all(
-      this.options.sources.map(async (s) => {
-        const parsed = await autoClaim(this.redis, s.stream, this.options.group, this.name, {
-          idleMs: this.options.claimIdleMs,
-          cursor: this.claimCursors.get(s.stream) ?? '0-0',
-          count: this.options.batchSize,
-        })
-        this.claimCursors.set(s.stream, parsed.cursor)
-        return parsed
-      }),
-    )
-    const entries = replies.flatMap((r) => r.entries)
-    const deleted = replies.reduce((sum, r) => sum + r.deleted, 0)
+    const { sources, group, claimIdleMs, batchSize } = this.options
+    const { entries, deleted } = await autoClaimRound(this.redis, sources, group, this.name, {
+      cursors: this.claimCursors,
+      idleMs: claimIdleMs,
+      count: batchSize,
+    })
     if (entries.length > 0 || deleted > 0) {
       this.stats.claimed += entries.length
       this.stats.deletedWhilePending += deleted
@@ -395,23 +393,20 @@ export class StreamGroupConsumer {
   /** A poison entry: leave it pending for a later delivery, or dead-letter it after `maxDeliveries`. */
   private async reject(entry: StreamEntry, error: unknown): Promise<void> {
     try {
-      const deliveries = await deliveryCount(this.redis, this.options.group, entry)
-      if (deliveries < this.options.maxDeliveries) {
-        this.stats.rejected++
-        this.emit({ type: 'rejected', stream: entry.stream, id: entry.id, deliveries, error })
-        return
-      }
-      const source = this.options.sources.find((s) => s.stream === entry.stream)
-      if (!source) return
-      const moved = await deadLetter(this.redis, source, this.options.group, entry, {
+      const { sources, group, maxDeliveries } = this.options
+      const { outcome, deliveries } = await rejectEntry(this.redis, sources, group, this.name, {
+        entry,
         error,
-        deliveries,
-        consumer: this.name,
+        maxDeliveries,
       })
-      if (moved === 'moved') {
+      const event = { stream: entry.stream, id: entry.id, deliveries, error }
+      if (outcome === 'rejected') {
+        this.stats.rejected++
+        this.emit({ type: 'rejected', ...event })
+      } else if (outcome === 'dead-lettered') {
         this.stats.deadLettered++
         this.metrics?.deadLetter()
-        this.emit({ type: 'dead-lettered', stream: entry.stream, id: entry.id, deliveries, error })
+        this.emit({ type: 'dead-lettered', ...event })
       }
     } catch (redisError) {
       this.emit({ type: 'error', phase: 'dead-letter', error: redisError })

@@ -1,7 +1,13 @@
 import { SlotBatch } from '../rankings/slot_batch.js'
 import { isCluster, type RedisClient } from '../redis/types.js'
-import { parseAutoClaimReply, parseDeliveryCount, parseReadReply } from './replies.js'
-import { deadLetterReply, deadLetterScript, membersReply, membersScript } from './scripts.js'
+import { parseAutoClaimReply, parseCompactRead, parseDeliveryCount, parseReadReply } from './replies.js'
+import {
+  deadLetterReply,
+  deadLetterScript,
+  membersReply,
+  membersScript,
+  readCompactScript,
+} from './scripts.js'
 import type { StreamEntry, StreamSource } from './types.js'
 
 // The Redis commands a StreamGroupConsumer sends, one function each, replies parsed.
@@ -68,6 +74,50 @@ export async function readGroupEach(
 }
 
 /**
+ * {@link readGroupEach} through `read-compact-1.lua`: one script call per stream, all in one
+ * pipeline ({@link SlotBatch}: one per node on Redis Cluster), each entry coming back as one
+ * string, so the client decodes one reply item per entry instead of 2 + 2 per field. The script
+ * is loaded on every stream's node first (once per client), and again after NOSCRIPT (a node lost
+ * its script cache), which then still throws rather than read again: other calls of the pipeline
+ * may have delivered entries, which the consumer's re-read of its own pending entries (after any
+ * read error) picks up.
+ * @throws {StoreUnavailableError} wrapping the Redis error of a failed read.
+ */
+export async function readGroupEachCompact(
+  redis: RedisClient,
+  group: string,
+  consumer: string,
+  streams: readonly string[],
+  count: number,
+): Promise<StreamEntry[][]> {
+  if (!compactReadLoaded.has(redis)) {
+    await loadCompactRead(redis, streams)
+    compactReadLoaded.add(redis)
+  }
+  const batch = new SlotBatch(redis)
+  for (const stream of streams) {
+    batch.add(stream, (pipe) => pipe.evalsha(readCompactScript.sha1, 1, stream, group, consumer, count))
+  }
+  try {
+    const replies = await batch.exec(`Redis script ${readCompactScript.name}`)
+    return replies.map((reply, i) => parseCompactRead(streams[i]!, reply))
+  } catch (error) {
+    if (String((error as Error).message).includes('NOSCRIPT')) await loadCompactRead(redis, streams)
+    throw error
+  }
+}
+
+/** Clients that loaded `read-compact-1.lua` on their streams' nodes. */
+const compactReadLoaded = new WeakSet<RedisClient>()
+
+/** SCRIPT LOAD of `read-compact-1.lua` on the node of every one of `streams` (one pipeline per node). */
+async function loadCompactRead(redis: RedisClient, streams: readonly string[]): Promise<void> {
+  const load = new SlotBatch(redis)
+  for (const stream of streams) load.add(stream, (pipe) => pipe.script('LOAD', readCompactScript.source))
+  await load.exec(`Redis script ${readCompactScript.name} load`)
+}
+
+/**
  * XREADGROUP of up to `count` of `consumer`'s own pending entries on `stream` with ids above
  * `afterId` (`0` = from the start): what was delivered to it and not acknowledged. Also answers
  * how many items the page held (entries whose body was deleted are counted, not returned) and
@@ -109,7 +159,7 @@ function pendingItems(reply: unknown): unknown[] {
 }
 
 /** One XAUTOCLAIM page of entries idle for `idleMs` (ms) on any consumer, from `cursor`. */
-export async function autoClaim(
+async function autoClaim(
   redis: RedisClient,
   stream: string,
   group: string,
@@ -130,6 +180,35 @@ export async function autoClaim(
 }
 
 /**
+ * One XAUTOCLAIM page on every stream at once, each resuming from its cursor in `cursors` (updated
+ * in place; `0-0` for a stream not in it): the entries idle for `idleMs` (ms) on any consumer, and
+ * how many pending ids had lost their entry (dropped from the PEL by Redis 7).
+ */
+export async function autoClaimRound(
+  redis: RedisClient,
+  sources: readonly StreamSource[],
+  group: string,
+  consumer: string,
+  options: { cursors: Map<string, string>; idleMs: number; count: number },
+): Promise<{ entries: StreamEntry[]; deleted: number }> {
+  const replies = await Promise.all(
+    sources.map(async (s) => {
+      const parsed = await autoClaim(redis, s.stream, group, consumer, {
+        idleMs: options.idleMs,
+        cursor: options.cursors.get(s.stream) ?? '0-0',
+        count: options.count,
+      })
+      options.cursors.set(s.stream, parsed.cursor)
+      return parsed
+    }),
+  )
+  return {
+    entries: replies.flatMap((r) => r.entries),
+    deleted: replies.reduce((sum, r) => sum + r.deleted, 0),
+  }
+}
+
+/**
  * XACK per stream, all sent as one pipeline ({@link SlotBatch}: one per node on Redis Cluster):
  * a batch spread over hundreds of partitions costs one socket write, not one per stream.
  * @throws {StoreUnavailableError} wrapping the Redis error of a failed XACK.
@@ -139,19 +218,47 @@ export async function ackEntries(
   group: string,
   entries: readonly StreamEntry[],
 ): Promise<void> {
+  const batch = new SlotBatch(redis)
+  for (const [stream, ids] of idsByStream(entries))
+    batch.add(stream, (pipe) => pipe.xack(stream, group, ...ids))
+  await batch.exec('stream group ack')
+}
+
+/**
+ * Makes `entries`, pending to `consumer`, claimable at once: `XCLAIM … IDLE idleMs JUSTID` to the
+ * same consumer sets their idle time (ms) to `idleMs` (the group's `claimIdleMs`) without counting
+ * a delivery, so the next XAUTOCLAIM round of any consumer takes them. Entries no longer pending
+ * are skipped by Redis. One pipeline ({@link SlotBatch}: one per node on Redis Cluster).
+ * @throws {StoreUnavailableError} wrapping the Redis error of a failed XCLAIM.
+ */
+export async function releaseEntries(
+  redis: RedisClient,
+  group: string,
+  consumer: string,
+  entries: readonly StreamEntry[],
+  idleMs: number,
+): Promise<void> {
+  const batch = new SlotBatch(redis)
+  for (const [stream, ids] of idsByStream(entries)) {
+    batch.add(stream, (pipe) =>
+      pipe.call('XCLAIM', stream, group, consumer, 0, ...ids, 'IDLE', idleMs, 'JUSTID'),
+    )
+  }
+  await batch.exec('stream group release')
+}
+
+function idsByStream(entries: readonly StreamEntry[]): Map<string, string[]> {
   const byStream = new Map<string, string[]>()
   for (const e of entries) {
     const ids = byStream.get(e.stream)
     if (ids) ids.push(e.id)
     else byStream.set(e.stream, [e.id])
   }
-  const batch = new SlotBatch(redis)
-  for (const [stream, ids] of byStream) batch.add(stream, (pipe) => pipe.xack(stream, group, ...ids))
-  await batch.exec('stream group ack')
+  return byStream
 }
 
 /** How often `entry` was delivered (XPENDING); 0 when it is not pending. */
-export async function deliveryCount(redis: RedisClient, group: string, entry: StreamEntry): Promise<number> {
+async function deliveryCount(redis: RedisClient, group: string, entry: StreamEntry): Promise<number> {
   return parseDeliveryCount(await redis.call('XPENDING', entry.stream, group, entry.id, entry.id, 1))
 }
 
@@ -159,7 +266,7 @@ export async function deliveryCount(redis: RedisClient, group: string, entry: St
  * Moves a pending entry to its source's dead-letter stream with why and by whom, acknowledging it
  * in the same script (`dead-letter-2.lua`): `moved`, or `notPending` when it no longer was.
  */
-export async function deadLetter(
+async function deadLetter(
   redis: RedisClient,
   source: StreamSource,
   group: string,
@@ -172,6 +279,29 @@ export async function deadLetter(
     [group, entry.id, describe(failure.error), failure.deliveries, failure.consumer],
   )
   return deadLetterReply(reply)
+}
+
+/**
+ * A poison entry (its handler failed on it alone): `rejected` while it was delivered fewer than
+ * `maxDeliveries` times (it stays pending for another delivery), else moved to its source's
+ * dead-letter stream (`dead-lettered`); `gone` when it was no longer pending or its stream is not
+ * one of `sources`.
+ * @throws the Redis error of the XPENDING or the script.
+ */
+export async function rejectEntry(
+  redis: RedisClient,
+  sources: readonly StreamSource[],
+  group: string,
+  consumer: string,
+  failure: { entry: StreamEntry; error: unknown; maxDeliveries: number },
+): Promise<{ outcome: 'rejected' | 'dead-lettered' | 'gone'; deliveries: number }> {
+  const { entry, error, maxDeliveries } = failure
+  const deliveries = await deliveryCount(redis, group, entry)
+  if (deliveries < maxDeliveries) return { outcome: 'rejected', deliveries }
+  const source = sources.find((s) => s.stream === entry.stream)
+  if (!source) return { outcome: 'gone', deliveries }
+  const moved = await deadLetter(redis, source, group, entry, { error, deliveries, consumer })
+  return { outcome: moved === 'moved' ? 'dead-lettered' : 'gone', deliveries }
 }
 
 /** Beats `consumer`'s heartbeat in the member set (kept `ttlMs`, ms); the live members, sorted. */

@@ -25,6 +25,23 @@ export interface StreamConsumerOptions {
    */
   batchSize?: number
   /**
+   * While a full batch (`batchSize` entries: the consumer is behind) is applied, read the next one
+   * (non-blocking, at most one batch ahead), so this process's CPU (the read, decoding its reply)
+   * and the database's overlap instead of adding up. Its entries are pending to this consumer from
+   * the read on; `stop()` hands an unapplied one back at once. `false`: read, apply, acknowledge
+   * in turn.
+   * @default true
+   */
+  readAhead?: boolean
+  /**
+   * Read new entries through `read-compact-1.lua` (one script call per stream, pipelined) instead
+   * of XREADGROUP: each entry comes back as one string, so the client decodes one reply item per
+   * entry instead of 2 + 2 per field. The blocking wait when all streams are empty stays a plain
+   * XREADGROUP.
+   * @default false
+   */
+  compactRead?: boolean
+  /**
    * How long (ms) a blocking XREADGROUP waits when every stream is empty (single-node Redis).
    * @default 1000
    */
@@ -128,6 +145,8 @@ export type ResolvedConsumerOptions = Required<
 /** The defaults of {@link StreamConsumerOptions}, in one place (ms). */
 export const STREAM_CONSUMER_DEFAULTS = {
   batchSize: 1000,
+  readAhead: true,
+  compactRead: false,
   blockMs: 1000,
   pollIntervalMs: 100,
   claimIdleMs: 30_000,

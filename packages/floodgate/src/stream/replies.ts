@@ -31,6 +31,26 @@ export function parseReadReply(reply: unknown): StreamEntry[] {
   return entries
 }
 
+/**
+ * Parses a `read-compact-1.lua` reply: per entry one string `<id>\0<field>\0<value>…`, or (an
+ * entry with a NUL byte in its fields) XREADGROUP's `[id, [field, value, …]]`.
+ */
+export function parseCompactRead(stream: string, reply: unknown): StreamEntry[] {
+  if (!Array.isArray(reply)) return []
+  const entries: StreamEntry[] = []
+  for (const item of reply) {
+    if (typeof item !== 'string') {
+      entries.push(...toEntries(stream, [item]))
+      continue
+    }
+    const parts = item.split('\0')
+    const fields: Record<string, string> = {}
+    for (let i = 1; i + 1 < parts.length; i += 2) fields[parts[i]!] = parts[i + 1]!
+    entries.push({ stream, id: parts[0]!, fields })
+  }
+  return entries
+}
+
 /** Parses an XAUTOCLAIM reply (Redis 7: `[nextCursor, items, deletedIds]`). */
 export function parseAutoClaimReply(
   stream: string,

@@ -6,6 +6,8 @@ import { LuaScript } from '../redis/lua_script.js'
 export const trimScript = new LuaScript(new URL('./lua/trim-1.lua', import.meta.url))
 /** Move one pending entry to the dead-letter stream and acknowledge it (`lua/dead-letter-2.lua`). */
 export const deadLetterScript = new LuaScript(new URL('./lua/dead-letter-2.lua', import.meta.url))
+/** XREADGROUP of one stream, one string per entry (`lua/read-compact-1.lua`). */
+export const readCompactScript = new LuaScript(new URL('./lua/read-compact-1.lua', import.meta.url))
 /** One heartbeat in the group's member set, and the live members (`lua/members-1.lua`). */
 export const membersScript = new LuaScript(new URL('./lua/members-1.lua', import.meta.url))
 

@@ -58,3 +58,16 @@ export type ConsumerEvent =
   | { type: 'claimed'; count: number; deleted: number }
   /** With `membersKey`: the streams this consumer reads changed (a member joined, left or went silent). */
   | { type: 'assigned'; streams: readonly string[]; members: number }
+
+/** Counters since start, for tests and benchmarks. */
+export interface ConsumerStats {
+  applied: number
+  batches: number
+  claimed: number
+  deletedWhilePending: number
+  deadLettered: number
+  rejected: number
+  /** Entries read ahead and handed back unapplied by stop() (see {@link StreamGroupConsumer.stop}). */
+  released: number
+  transientFailures: number
+}
