@@ -29,3 +29,4 @@ export {
   type RecoveryEvent,
   type RecoveryState,
 } from './recovery.js'
+export { RECOVERY_DEFAULTS } from './recovery_defaults.js'

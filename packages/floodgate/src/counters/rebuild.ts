@@ -6,7 +6,9 @@ import { liveItem, type QuotedTables } from '../interactions/tables.js'
 import { toMember } from '../rankings/member.js'
 import type { RedisClient } from '../redis/index.js'
 import type { SqlExecutor } from '../sql/executor.js'
+import { forEachBounded } from './bounded.js'
 import { guardSql, RebuildAbortedError } from './errors.js'
+import { RECOVERY_DEFAULTS } from './recovery_defaults.js'
 import { MARKER_TTL_MS, restoredKey } from './restore_markers.js'
 import {
   restoreMembersReply,
@@ -42,8 +44,13 @@ export interface RebuildInput {
   keys: InteractionKeys
   tables: QuotedTables
   topK: number
-  /** Rows per keyset page (and per pipelined batch of Lua steps). */
+  /** Rows per keyset page (rows). */
   chunkSize: number
+  /**
+   * Most Lua steps awaiting their reply at once (calls), so the request path's commands on the
+   * same Redis interleave with the rebuild's. @default 16 (`RECOVERY_DEFAULTS.stepsInFlight`)
+   */
+  stepsInFlight?: number
   mode: RebuildMode
   /** Aborted when the rebuild lock is lost; checked between chunks. */
   signal?: AbortSignal
@@ -57,8 +64,8 @@ interface MemberRow {
 /**
  * Rebuilds like/favourite buckets, play counters and the all-time rankings from
  * PostgreSQL, chunk by chunk (keyset pagination, `chunkSize` rows per page) with
- * Lua steps of at most `maxMembersPerStep` (250) members per item per page, sent in one
- * pipelined burst; `replace` first drops each item's buckets in bounded UNLINKs ({@link dropMembers}). Minute buckets
+ * Lua steps of at most `maxMembersPerStep` (250) members per item per page, at most
+ * `stepsInFlight` (16) awaiting their reply at once; `replace` first drops each item's buckets in bounded UNLINKs ({@link dropMembers}). Minute buckets
  * are not rebuilt: trending windows refill from live events. Reads start once no flush
  * transaction holds the flush fence (`interactions/flush_fence.ts`).
  * @throws {RebuildAbortedError} when `signal` aborts. @throws {CountersDatabaseError} when a query fails.
@@ -71,6 +78,10 @@ export async function rebuildFromDatabase(input: RebuildInput): Promise<RebuildR
   const favoriteRows = await restoreMemberTable(input, 'favorites')
   const playItems = await restorePlayCounters(input)
   return { mode: input.mode, likeRows, favoriteRows, playItems, durationMs: Date.now() - started }
+}
+
+function inFlight(input: RebuildInput): number {
+  return input.stepsInFlight ?? RECOVERY_DEFAULTS.stepsInFlight
 }
 
 function checkSignal(signal: AbortSignal | undefined): void {
@@ -175,13 +186,12 @@ async function restoreMemberTable(input: RebuildInput, kind: MemberKind): Promis
       await restoreMembersOf(input, kind, open, [], 'merge')
     const continued = open
     open = complete ? undefined : groups[groups.length - 1]?.itemId
-    await Promise.all(
-      groups.map(async (g) => {
-        if (input.mode === 'replace' && g.itemId !== continued)
-          await dropMembers(input.redis, input.keys, kind, g.itemId)
-        return restoreMembersOf(input, kind, g.itemId, g.users, step, g.itemId !== open)
-      }),
-    )
+    // one item's steps run one after another, so at most stepsInFlight calls await Redis
+    await forEachBounded(groups, inFlight(input), async (g) => {
+      if (input.mode === 'replace' && g.itemId !== continued)
+        await dropMembers(input.redis, input.keys, kind, g.itemId)
+      return restoreMembersOf(input, kind, g.itemId, g.users, step, g.itemId !== open)
+    })
     total += rows.length
     if (complete) return total
     const last = rows[rows.length - 1]!
@@ -206,17 +216,15 @@ async function restorePlayCounters(input: RebuildInput): Promise<number> {
       ]),
     )
     if (rows.length === 0) return total
-    await Promise.all(
-      rows.map(async (row) => {
-        const p = input.keys.partitionOf(row.id)
-        const reply = await restorePlaysScript.run(
-          input.redis,
-          [input.keys.plays(row.id), input.keys.rankAll(p, 'plays'), input.keys.gone(row.id)],
-          [toMember(row.id), row.play_count, input.topK, input.mode],
-        )
-        restorePlaysReply(reply)
-      }),
-    )
+    await forEachBounded(rows, inFlight(input), async (row) => {
+      const p = input.keys.partitionOf(row.id)
+      const reply = await restorePlaysScript.run(
+        input.redis,
+        [input.keys.plays(row.id), input.keys.rankAll(p, 'plays'), input.keys.gone(row.id)],
+        [toMember(row.id), row.play_count, input.topK, input.mode],
+      )
+      restorePlaysReply(reply)
+    })
     total += rows.length
     after = rows[rows.length - 1]!.id
     if (rows.length < input.chunkSize) return total

@@ -14,6 +14,7 @@ import { integerIn } from '../validation/index.js'
 import { RebuildAbortedError } from './errors.js'
 import { type RebuildMode, type RebuildReport, rebuildFromDatabase, restoreOneItem } from './rebuild.js'
 import { type ReconcileReport, reconcileCounts } from './reconcile.js'
+import { RECOVERY_DEFAULTS } from './recovery_defaults.js'
 import { rebuildLockKey } from './recovery_keys.js'
 import { commitEpochReply, commitEpochScript } from './scripts.js'
 
@@ -44,8 +45,14 @@ export interface CountsRecoveryOptions {
   tables?: InteractionTablesOptions
   /** How often the epoch marker is checked (ms). @default 5000 */
   checkIntervalMs?: number
-  /** Rows per keyset page of the rebuild. @default 2000 */
+  /** Rows per keyset page of the rebuild (rows). @default 2000 (`RECOVERY_DEFAULTS.chunkSize`) */
   chunkSize?: number
+  /**
+   * Most restore steps (Lua calls) of a rebuild awaiting their reply at once (calls): the request
+   * path's commands on the same Redis wait behind at most this many.
+   * @default 16 (`RECOVERY_DEFAULTS.stepsInFlight`)
+   */
+  stepsInFlight?: number
   /** Rebuild lock TTL (ms); renewed by a watchdog every third of it while the rebuild runs. @default 10000 */
   lockTtlMs?: number
   /** Observer of checks and rebuilds. */
@@ -85,6 +92,7 @@ export class CountsRecovery {
   private readonly topK: number
   private readonly checkIntervalMs: number
   private readonly chunkSize: number
+  private readonly stepsInFlight: number
   private readonly mutex: Mutex
   private readonly legacy: LegacyInteractionKeys
   private current: RecoveryState = 'unknown'
@@ -104,7 +112,13 @@ export class CountsRecovery {
     this.legacy = new LegacyInteractionKeys(layout.prefix, layout.partitions)
     this.topK = layout.topK
     this.checkIntervalMs = integerIn('checkIntervalMs', options.checkIntervalMs ?? 5000, 10, 3_600_000)
-    this.chunkSize = integerIn('chunkSize', options.chunkSize ?? 2000, 1, 100_000)
+    this.chunkSize = integerIn('chunkSize', options.chunkSize ?? RECOVERY_DEFAULTS.chunkSize, 1, 100_000)
+    this.stepsInFlight = integerIn(
+      'stepsInFlight',
+      options.stepsInFlight ?? RECOVERY_DEFAULTS.stepsInFlight,
+      1,
+      10_000,
+    )
     const lockTtlMs = integerIn('lockTtlMs', options.lockTtlMs ?? 10_000, 100, 3_600_000)
     const lock = rebuildLockKey(this.keys)
     this.mutex = new Mutex(
@@ -252,6 +266,7 @@ export class CountsRecovery {
         tables: this.tables,
         topK: this.topK,
         chunkSize: this.chunkSize,
+        stepsInFlight: this.stepsInFlight,
         mode,
         signal: lease.signal,
       })
