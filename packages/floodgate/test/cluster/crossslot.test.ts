@@ -324,6 +324,7 @@ describe('on Redis Cluster, through the public APIs', () => {
       claimIdleMs: 50,
       claimIntervalMs: 50,
       maxDeliveries: 1,
+      compactRead: true, // runs read-compact-1.lua on the cluster (the default reads with XREADGROUP)
       onEvent: (e) => events.push(e.type),
     })
     flush.start()
