@@ -16,7 +16,8 @@ const bound = new WeakMap<MetricsRegistry, Map<string, BloomReplica>>()
  * - `floodgate_bloom_replica_syncs_total` counter: sync reads (HMGET) sent — `rate()` = syncs/s;
  * - `floodgate_bloom_replica_reloads_total` counter: loads started, any reason;
  * - `floodgate_bloom_replica_items_total{answer}` counter: `local_absent` (answered from the
- *   bits after a sync), `remote` (asked the filter in Redis), `sync_failed` (answered "maybe").
+ *   bits after a sync), `remote` (asked the filter in Redis), `sync_failed` (answered "maybe"),
+ *   `unloaded` (no bits, another query was asking Redis: answered "maybe" at once).
  */
 export function bindBloomReplicaMetrics(
   registry: MetricsRegistry,
@@ -65,7 +66,7 @@ export function bindBloomReplicaMetrics(
     })
     new Counter({
       name: 'floodgate_bloom_replica_items_total',
-      help: 'Items the Bloom replica answered "absent" from its bits after a sync, sent to the filter in Redis, or answered "maybe" on a failed sync',
+      help: 'Items the Bloom replica answered "absent" from its bits after a sync, sent to the filter in Redis, answered "maybe" on a failed sync, or answered "maybe" without bits while another query asked Redis',
       labelNames: ['filter', 'answer'],
       registers,
       collect() {
@@ -74,6 +75,7 @@ export function bindBloomReplicaMetrics(
           this.inc({ filter: label, answer: 'local_absent' }, r.stats.localAbsent)
           this.inc({ filter: label, answer: 'remote' }, r.stats.remote)
           this.inc({ filter: label, answer: 'sync_failed' }, r.stats.syncFailures)
+          this.inc({ filter: label, answer: 'unloaded' }, r.stats.unloaded)
         }
       },
     })

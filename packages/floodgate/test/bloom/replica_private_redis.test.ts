@@ -88,6 +88,33 @@ describe('BloomReplica on a private Redis', () => {
     expect(replica.stats.remote).toBe(0)
   })
 
+  it('no bits (filter lost or not built): one query asks Redis, the ones meanwhile answer "maybe" at once', async () => {
+    // a 1 s deadline (default 50 ms) so that "at once" cannot be mistaken for "after the wait"
+    const replica = new BloomReplica({
+      filter: filter(`p${n++}`),
+      deadline: { timeoutMs: 1_000, maxWaitMs: 2_000 },
+    })
+    replicas.push(replica)
+    await replica.start()
+    expect(replica.state).toBe('not-loaded')
+    server.pause()
+    try {
+      let firstDone = false
+      const first = replica.mightContain(['missing:0']).finally(() => {
+        firstDone = true
+      })
+      const others = await Promise.all(range(1, 100, 'missing').map((id) => replica.mightContain([id])))
+      // before: each query waited out its own round trip to the black-holed Redis
+      expect(firstDone).toBe(false)
+      expect(others.flat().every(Boolean)).toBe(true)
+      expect(await first).toEqual([true])
+    } finally {
+      server.resume()
+    }
+    expect(replica.stats.remote).toBe(1)
+    expect(replica.stats.unloaded).toBe(99)
+  })
+
   it('Redis black-holed: an id absent from the bits is "maybe" within the deadline, no throw', async () => {
     const { replica } = await builtWithReplica()
     server.pause()
