@@ -78,6 +78,8 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
   private lastReadSeq = 0
   /** A query without bits is asking the filter in Redis (see {@link withoutBits}). */
   private probing = false
+  /** The last such query found the filter in Redis not ready (never built, or lost). */
+  private redisNotReady = false
   private readonly caughtUpWaiters = new Set<() => void>()
 
   /** @throws {InvalidArgumentError} on out-of-range options. */
@@ -236,19 +238,25 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
   }
 
   /**
-   * No bits (before the first load, or after Redis lost the filter until its rebuild is loaded):
-   * one query at a time asks the filter in Redis, which also feeds a lifecycle's "not ready"
-   * watch; the queries meanwhile answer "maybe" at once. Each used to wait its own round trip,
-   * 15–200 ms per read while a restarted Redis served the rebuild and the replicas' loads.
+   * No bits (before the first load, or after Redis lost the filter until its rebuild is loaded).
+   * While the filter in Redis is known not ready, one query at a time asks it (which also feeds a
+   * lifecycle's "not ready" watch) and the queries meanwhile answer "maybe" at once: each used to
+   * wait its own round trip, 15–200 ms per read while a restarted Redis served the rebuild and the
+   * replicas' loads. A ready filter (start-up, before the first load) answers every query: its
+   * "absent" answers keep reads off the database.
    */
   private async withoutBits(items: readonly string[]): Promise<boolean[]> {
     if (this.probing) {
+      if (!this.redisNotReady) return this.remote(items)
       this.stats.unloaded += items.length
       return items.map(() => true)
     }
     this.probing = true
+    const notReadyBefore = this.filter.stats.failOpenNotReady
     try {
-      return await this.remote(items)
+      const answers = await this.remote(items)
+      this.redisNotReady = this.filter.stats.failOpenNotReady > notReadyBefore
+      return answers
     } finally {
       this.probing = false
     }

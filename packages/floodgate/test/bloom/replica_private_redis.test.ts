@@ -97,6 +97,7 @@ describe('BloomReplica on a private Redis', () => {
     replicas.push(replica)
     await replica.start()
     expect(replica.state).toBe('not-loaded')
+    expect(await replica.mightContain(['missing:probe'])).toEqual([true]) // learns "not ready"
     server.pause()
     try {
       let firstDone = false
@@ -111,8 +112,17 @@ describe('BloomReplica on a private Redis', () => {
     } finally {
       server.resume()
     }
-    expect(replica.stats.remote).toBe(1)
+    expect(replica.stats.remote).toBe(2)
     expect(replica.stats.unloaded).toBe(99)
+  })
+
+  it('no bits yet but the filter in Redis is ready (start-up): every query gets its "absent" answer', async () => {
+    const { bloom } = await builtWithReplica()
+    const replica = new BloomReplica({ filter: bloom }) // not started: no bits
+    replicas.push(replica)
+    const answers = await Promise.all(range(0, 50, 'missing').map((id) => replica.mightContain([id])))
+    expect(answers.flat().filter((a) => a === false).length).toBeGreaterThan(45)
+    expect(replica.stats.unloaded).toBe(0)
   })
 
   it('Redis black-holed: an id absent from the bits is "maybe" within the deadline, no throw', async () => {
