@@ -47,7 +47,7 @@ describe('read-compact-1.lua (compactRead)', () => {
   it('after a lost script cache: fails once, reading nothing, then reads again', async () => {
     // a private server: SCRIPT FLUSH on the shared one would hit other suites' scripts
     const server = await PrivateRedis.start()
-    const client = createRedisClient(server.url, { commandTimeoutMs: 5000 })
+    const client = createRedisClient(server.url)
     await new Promise((resolve) => client.once('ready', resolve))
     try {
       const stream = 'read-compact:{s}:stream'
