@@ -66,8 +66,7 @@ export class Cache<T = unknown> extends CacheView<T> {
    * `l1.tracking`, which L1 stops listening to); namespace views share it.
    */
   close(): void {
-    this.stack.bus.close()
-    this.stack.l1?.close()
+    this.stack.close()
   }
 }
 

@@ -1,3 +1,4 @@
+import { BREAKER_DEFAULTS } from '../circuit_breaker/index.js'
 import { DEADLINE_DEFAULTS, type Deadline } from '../deadline/index.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { MetricsRegistry } from '../metrics/registry.js'
@@ -97,7 +98,12 @@ export type ResolvedL1Options = Required<Omit<L1Options, 'tracking'>> & {
 export interface BreakerOptions {
   /** Consecutive Redis failures that open the breaker. @default 5 */
   failureThreshold?: number
-  /** How long (ms) the breaker stays open before letting one probe through. @default 5_000 */
+  /**
+   * How long (ms) the breaker stays open before letting one probe through, when the client's
+   * connection did not come back first: a `ready` of the client (a reconnect) admits the probe at
+   * once, so this bounds only a Redis that stays connected but fails or times out.
+   * @default 5_000 (`BREAKER_DEFAULTS.coolDownMs`)
+   */
   coolDownMs?: number
 }
 
@@ -175,7 +181,7 @@ export const CACHE_DEFAULTS = {
    */
   busDownPollMs: 50,
   l1: { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, trackedMaxAgeMs: 300_000 },
-  breaker: { failureThreshold: 5, coolDownMs: 5_000 },
+  breaker: BREAKER_DEFAULTS,
   invalidateRetries: 5,
   readBatchMaxKeys: 256,
 } as const

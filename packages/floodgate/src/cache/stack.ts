@@ -78,6 +78,8 @@ export class CacheStack<T> {
       ...this.o.breaker,
       onStateChange: (state, previous) => this.events.emit('breaker', { state, previous }),
     })
+    // a reconnect says Redis is back: probe it now, not at the end of the cool-down (issue 30)
+    this.o.redis.on('ready', this.probeOnReady)
     this.l1 = this.o.l1 ? new L1Cache<T>(this.o.l1) : undefined
     this.l2 = new L2Store(
       this.o.redis,
@@ -116,6 +118,15 @@ export class CacheStack<T> {
     if (this.o.registry) bindCacheMetrics(this.o.registry, this.o.name, this.events)
     if (this.o.logger) this.logTo(this.o.logger)
     warmTracing()
+  }
+
+  private readonly probeOnReady = (): void => this.breaker.probeNow()
+
+  /** Stops listening to the client and closes the bus and L1 (the client stays open). */
+  close(): void {
+    this.o.redis.off('ready', this.probeOnReady)
+    this.bus.close()
+    this.l1?.close()
   }
 
   private logTo(logger: Logger): void {

@@ -1,4 +1,5 @@
 import { positiveInteger } from '../validation/index.js'
+import { BREAKER_DEFAULTS } from './defaults.js'
 
 /** `closed`: calls pass. `open`: calls are refused until the cool-down ends. `half_open`: one probe is in flight. */
 export type BreakerState = 'closed' | 'open' | 'half_open'
@@ -7,7 +8,10 @@ export type BreakerState = 'closed' | 'open' | 'half_open'
 export interface CircuitBreakerOptions {
   /** Consecutive failures that open the breaker. @default 5 */
   failureThreshold?: number
-  /** Time (ms) the breaker stays open before it lets one probe through. @default 5_000 */
+  /**
+   * Time (ms) the breaker stays open before it lets one probe through ({@link CircuitBreaker.probeNow}
+   * ends it sooner). @default 5_000
+   */
   coolDownMs?: number
   /** Called on every state change. */
   onStateChange?: (state: BreakerState, previous: BreakerState) => void
@@ -19,12 +23,14 @@ export interface CircuitBreakerOptions {
  * A consecutive-failure circuit breaker (Nygard, "Release It!", ch. 5):
  * closed → open after `failureThreshold` consecutive failures; open → half-open
  * once `coolDownMs` has passed, admitting exactly one probe; the probe's
- * success closes it, its failure re-opens it for another cool-down.
+ * success closes it, its failure re-opens it for another cool-down. {@link probeNow} ends a
+ * cool-down early, for an owner that learns the dependency is back (a reconnect).
  */
 export class CircuitBreaker {
   private stateValue: BreakerState = 'closed'
   private failures = 0
-  private openedAt = 0
+  /** When (ms, `now()`) an open breaker admits its probe. */
+  private probeAtMs = 0
   private probeInFlight = false
   private readonly threshold: number
   private readonly coolDownMs: number
@@ -33,8 +39,8 @@ export class CircuitBreaker {
 
   /** @throws {InvalidArgumentError} when a number is not an integer ≥ 1. */
   constructor(options: CircuitBreakerOptions = {}) {
-    this.threshold = options.failureThreshold ?? 5
-    this.coolDownMs = options.coolDownMs ?? 5_000
+    this.threshold = options.failureThreshold ?? BREAKER_DEFAULTS.failureThreshold
+    this.coolDownMs = options.coolDownMs ?? BREAKER_DEFAULTS.coolDownMs
     positiveInteger('failureThreshold', this.threshold)
     positiveInteger('coolDownMs', this.coolDownMs)
     this.onStateChange = options.onStateChange
@@ -54,7 +60,7 @@ export class CircuitBreaker {
   allow(): boolean {
     if (this.stateValue === 'closed') return true
     if (this.stateValue === 'open') {
-      if (this.now() - this.openedAt < this.coolDownMs) return false
+      if (this.now() < this.probeAtMs) return false
       this.transition('half_open')
       this.probeInFlight = true
       return true
@@ -62,6 +68,15 @@ export class CircuitBreaker {
     if (this.probeInFlight) return false
     this.probeInFlight = true
     return true
+  }
+
+  /**
+   * Ends the cool-down of an open breaker now: the next {@link allow} admits the probe. For an
+   * owner that knows the dependency is back (e.g. its connection is ready again); the probe still
+   * decides. No effect unless `open`.
+   */
+  probeNow(): void {
+    if (this.stateValue === 'open') this.probeAtMs = Number.NEGATIVE_INFINITY
   }
 
   /** Reports a successful call. */
@@ -94,7 +109,7 @@ export class CircuitBreaker {
   }
 
   private open(): void {
-    this.openedAt = this.now()
+    this.probeAtMs = this.now() + this.coolDownMs
     this.transition('open')
   }
 

@@ -55,6 +55,29 @@ describe('CircuitBreaker', () => {
     expect(b.allow()).toBe(true)
   })
 
+  it('probeNow ends the cool-down: the next call is the one probe, whose failure re-opens for a full one', () => {
+    const { b, changes, advance } = breaker()
+    b.probeNow() // closed: nothing to do
+    expect(b.state).toBe('closed')
+    for (let i = 0; i < 3; i++) b.failure()
+    advance(10)
+    expect(b.allow()).toBe(false)
+    b.probeNow()
+    expect(b.allow()).toBe(true)
+    expect(b.state).toBe('half_open')
+    expect(b.allow()).toBe(false) // still one probe
+    b.probeNow() // half-open: the probe in flight decides
+    expect(b.allow()).toBe(false)
+    b.failure()
+    expect(b.state).toBe('open')
+    advance(999)
+    expect(b.allow()).toBe(false)
+    advance(1)
+    expect(b.allow()).toBe(true)
+    b.success()
+    expect(changes).toEqual(['open', 'half_open', 'open', 'half_open', 'closed'])
+  })
+
   it('rejects bad options naming the field', () => {
     expect(() => new CircuitBreaker({ coolDownMs: 0 })).toThrow(InvalidArgumentError)
     expect(() => new CircuitBreaker({ failureThreshold: 1.5 })).toThrow(/failureThreshold/)
