@@ -134,6 +134,21 @@ export class CountsReader {
   }
 
   /**
+   * Why a read sent now would answer `ok: false` without a reply from Redis, or `undefined` when it
+   * may succeed: `rebuilding` while the recovery knows Redis is being rebuilt; `redis-error` while
+   * the reader's client is not connected and has no offline queue (its commands fail at once).
+   * @param onClient false when the read would go on another connection (a tracked one): only the
+   * recovery is asked. @default true
+   */
+  unavailableNow(onClient = true): CountsUnavailableReason | undefined {
+    if (this.options.recovery?.serving() === false) return 'rebuilding'
+    const client = this.options.redis
+    if (onClient && client.status !== 'ready' && client.options.enableOfflineQueue === false)
+      return 'redis-error'
+    return undefined
+  }
+
+  /**
    * Counts of every id and the flags of any number of (item, viewer) pairs — several
    * callers' reads — in the same one round trip as {@link readCounts}. Never throws for
    * Redis trouble.

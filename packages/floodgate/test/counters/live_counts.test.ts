@@ -207,6 +207,16 @@ describe('LiveCounts when Redis cannot answer', () => {
     expect(live.peek('9')).toMatchObject({ likes: 1, stale: true })
   })
 
+  it('sends no read while its client is disconnected: the fallback answers without a batch turn', async () => {
+    await f.server.kill() // idempotent: the test above may have killed it
+    expect(redis.status).not.toBe('ready')
+    const live = layer()
+    const read = await live.read(['3'])
+    expect(read.unavailable).toBe('redis-error')
+    expect(read.counts.get('3')).toMatchObject({ source: 'fallback', stale: true })
+    expect(live.stats).toMatchObject({ redisBatches: 0, redisFailures: 1, fallbackLoads: 1 })
+  })
+
   it('stays within its entry bound', async () => {
     const live = layer({ maxEntries: 3 })
     await Promise.all(['1', '2', '3', '4', '5'].map((id) => live.read([id])))
