@@ -4,7 +4,7 @@
 // the blocked cache), `read` Zipf reads of published videos from 256 addresses, as the scenario's normal users.
 // Interleaved rounds; CPU = utime + stime of the service process (/proc/<pid>/stat).
 //
-//   node --conditions=floodgate-source --import tsx bench/http/abuse_paths.ts
+//   npm run bench:abuse
 //   env: BENCH_DB (postgres://postgres@127.0.0.1:5432/abuse_paths, seeded here when empty),
 //   BENCH_MODES (none,floodgate; `floodgate@/path/to/checkout` runs that checkout's service), BENCH_KINDS (ip429,user429,read), BENCH_ROUNDS (3),
 //   BENCH_DURATION_S (3 per kind and round), BENCH_CONNECTIONS (16), BENCH_CPU_PROFILE_DIR (none)
