@@ -9,11 +9,13 @@
 //   BENCH_MODES (none,floodgate; `floodgate@/path/to/checkout` runs that checkout's service), BENCH_KINDS (ip429,user429,read), BENCH_ROUNDS (3),
 //   BENCH_DURATION_S (3 per kind and round), BENCH_CONNECTIONS (16), BENCH_CPU_PROFILE_DIR (none)
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { freePort, PrivateRedis } from '@floodgate/test-support'
 import pg from 'pg'
+import { bearer } from '../scenarios/context.js'
+import { videoApiReady, waitUntil } from '../support/http_service.js'
+import { popularIds } from '../support/popular_ids.js'
 import { processCpuMs } from '../support/process_cpu.js'
 import { TS_NODE_FLAGS } from '../support/spawn_ts.js'
 import { zipfSampler } from '../support/zipf.js'
@@ -63,20 +65,10 @@ async function seeded(): Promise<{ ids: string[]; user: string; audience: string
       ],
       { cwd: repo, env: { ...process.env, DATABASE_URL: dbUrl }, stdio: 'inherit' },
     )
-  const ids = await db.query<{ id: string }>(`
-    select v.id::text as id from video_popularity p join videos v on v.id = p.video_id
-    where v.deleted_at is null and v.status = 'published' and v.visibility = 'public' order by p.rank`)
   const user = await db.query<{ id: string }>('select max(id)::text as id from users')
   const audience = await db.query<{ id: string }>('select installation_id as id from service_meta limit 1')
   await db.end()
-  return { ids: ids.rows.map((r) => r.id), user: user.rows[0]!.id, audience: audience.rows[0]!.id }
-}
-
-function bearer(userId: string, audience: string): string {
-  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
-  const now = Math.floor(Date.now() / 1000)
-  const head = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: userId, iss: 'video-api', aud: audience, iat: now, exp: now + 3600 })}`
-  return `Bearer ${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`
+  return { ids: await popularIds(dbUrl), user: user.rows[0]!.id, audience: audience.rows[0]!.id }
 }
 
 /** `mode` is a CACHE_MODE, optionally `@<checkout>` to run another checkout's service (a baseline). */
@@ -110,24 +102,22 @@ async function start(mode: string, redis: string): Promise<{ child: ChildProcess
       RATE_LIMIT_ANONYMOUS_WINDOW_MS: '10000',
     },
   })
-  for (const deadline = Date.now() + 120_000; ; ) {
-    if (child.exitCode !== null) throw new Error(`video-api (${mode}) exited with ${child.exitCode}`)
-    if (
-      await fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break
-    if (Date.now() > deadline) throw new Error(`video-api (${mode}) did not start`)
-    await new Promise((r) => setTimeout(r, 250))
-  }
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`video-api (${mode}) exited with ${code}`))),
+  )
+  const base = `http://127.0.0.1:${port}`
+  // without a cache there is no Bloom replica to wait for
+  const ready =
+    cacheMode === 'none'
+      ? waitUntil(`${base}/readyz`, (status) => status === 200, `video-api (${mode})`)
+      : videoApiReady(base, `video-api (${mode})`)
+  await Promise.race([ready, exited])
   return { child, port }
 }
 
 const { ids, user, audience } = await seeded()
 const rank = zipfSampler(ids.length)
-const token = bearer(user, audience)
+const token = `Bearer ${bearer({ jwtSecret: secret, audience }, user)}`
 const headersOf: Record<string, () => Record<string, string>> = {
   ip429: () => ({ 'x-forwarded-for': '192.0.2.66' }),
   user429: () => ({ authorization: token }),
