@@ -78,7 +78,7 @@ export class CacheStack<T> {
       ...this.o.breaker,
       onStateChange: (state, previous) => this.events.emit('breaker', { state, previous }),
     })
-    // a reconnect says Redis is back: probe it now, not at the end of the cool-down (issue 30)
+    // a reconnect says Redis is back: probe it now, not at the end of the cool-down
     this.o.redis.on('ready', this.probeOnReady)
     this.l1 = this.o.l1 ? new L1Cache<T>(this.o.l1) : undefined
     this.l2 = new L2Store(
