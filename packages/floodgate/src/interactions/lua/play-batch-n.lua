@@ -129,6 +129,7 @@ end
 
 if counted then
   local minute = KEYS[2] .. math.floor(nowMs / 60000)
+  local added = 0
   for _, st in ipairs(items) do
     local plays = st.count - st.count0
     if plays > 0 then
@@ -138,13 +139,16 @@ if counted then
         redis.call('INCRBY', st.at .. 'n', st.seen - st.seen0)
       end
       redis.call('INCRBY', st.counter, plays)
-      redis.call('ZADD', KEYS[1], st.count, st.member)
+      added = added + redis.call('ZADD', KEYS[1], st.count, st.member)
       -- armed when the item enters the bucket (its first play of that minute), as play-6.lua
       if tonumber(redis.call('ZINCRBY', minute, plays, st.member)) == plays then
         redis.call('PEXPIRE', minute, ARGV[3])
       end
     end
   end
-  if redis.call('ZCARD', KEYS[1]) > topK then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(topK + 1)) end
+  -- members already ranked leave the ZSET's size (<= K) as it was: no trim needed
+  if added > 0 and redis.call('ZCARD', KEYS[1]) > topK then
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(topK + 1))
+  end
 end
 return reply

@@ -44,15 +44,17 @@ local nowMs = redisNowMs()
 
 if ARGV[7] == '1' then
   local topK = tonumber(ARGV[6])
-  redis.call('ZADD', KEYS[2], count, ARGV[4])
-  if redis.call('ZCARD', KEYS[2]) > topK then
+  -- a member already ranked leaves the ZSET's size (<= K) as it was: no trim needed
+  if redis.call('ZADD', KEYS[2], count, ARGV[4]) == 1 and redis.call('ZCARD', KEYS[2]) > topK then
     redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -(topK + 1))
   end
   local bucket = KEYS[3] .. math.floor(nowMs / 60000)
   local delta = 1
   if ARGV[2] ~= '1' then delta = -1 end
-  redis.call('ZINCRBY', bucket, delta, ARGV[4])
-  redis.call('PEXPIRE', bucket, ARGV[8])
+  -- armed when the item enters the bucket (score == its first delta), as play-6.lua
+  if tonumber(redis.call('ZINCRBY', bucket, delta, ARGV[4])) == delta then
+    redis.call('PEXPIRE', bucket, ARGV[8])
+  end
 end
 
 local id = redis.call('XADD', KEYS[4], '*', 'k', ARGV[5], 'v', ARGV[3], 'u', ARGV[1], 's', ARGV[2], 't', nowMs)

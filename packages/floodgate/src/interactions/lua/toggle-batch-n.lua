@@ -3,7 +3,7 @@ toggle-batch-n.lua: the like / favourite toggles of one partition that one proce
 one event-loop poll phase, in call order, each with the answer toggle-5.lua would give it called
 alone at that point (membership step and stream event per toggle); per item, the rankings
 coalesced (one ZADD of its final count, one ZINCRBY of the summed delta into the minute bucket),
-then one trim and one PEXPIRE of the bucket; one TIME; each item's bucket meta read and written
+then a trim when a ZADD added a member and a PEXPIRE when an item entered the bucket; one TIME; each item's bucket meta read and written
 once. Every argument is checked before the first write (a refused batch changes nothing).
 
 KEYS[1]  all-time likes ranking ZSET of the partition (…:rank:{<tag>}:all:likes)
@@ -30,7 +30,7 @@ Returns: 3N values, toggle i's at 3(i-1)+1 …: changed (1/0, -1 its item is for
          event id (or '' when unchanged); toggle-5.lua's reply, in call order.
 Event fields, one entry per changed toggle: k kind, v item id, u user id, s state, t Redis time
 (ms, one TIME per batch), as toggle-5.lua. The all-time ZSET is trimmed to K once, after the
-batch's ZADDs (toggle-5.lua trims after each).
+batch's ZADDs (toggle-5.lua trims after each), and only when they added a member.
 ]]
 --- @include "../../redis/lua/includes/now-ms"
 --- @include "includes/member-buckets"
@@ -111,13 +111,19 @@ end
 
 if #rankOrder > 0 then
   local bucket = KEYS[2] .. math.floor(nowMs / 60000)
+  local added, entered = 0, false
   for _, j in ipairs(rankOrder) do
     local r = ranked[j]
     local member = ARGV[3 + UNIT * (j - 1) + 2]
-    redis.call('ZADD', KEYS[1], r.count, member)
-    redis.call('ZINCRBY', bucket, r.delta, member)
+    added = added + redis.call('ZADD', KEYS[1], r.count, member)
+    -- score == delta: the item may have just entered the bucket (or the bucket is new)
+    if tonumber(redis.call('ZINCRBY', bucket, r.delta, member)) == r.delta then entered = true end
   end
-  if redis.call('ZCARD', KEYS[1]) > topK then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(topK + 1)) end
-  redis.call('PEXPIRE', bucket, ARGV[2])
+  -- members already ranked leave the ZSET's size (<= K) as it was: no trim needed
+  if added > 0 and redis.call('ZCARD', KEYS[1]) > topK then
+    redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(topK + 1))
+  end
+  -- armed when an item enters the bucket, as play-6.lua
+  if entered then redis.call('PEXPIRE', bucket, ARGV[2]) end
 end
 return reply
