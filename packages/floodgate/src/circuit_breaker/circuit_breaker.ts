@@ -79,10 +79,15 @@ export class CircuitBreaker {
     if (this.stateValue === 'open') this.probeAtMs = Number.NEGATIVE_INFINITY
   }
 
-  /** Reports a successful call. */
+  /**
+   * Reports a successful call. In `open` it changes nothing: that call was admitted before the
+   * breaker opened, and one late answer does not outweigh the failures that opened it; the probe
+   * decides.
+   */
   success(): void {
+    if (this.stateValue === 'open') return
     this.failures = 0
-    if (this.stateValue !== 'closed') {
+    if (this.stateValue === 'half_open') {
       this.probeInFlight = false
       this.transition('closed')
     }

@@ -78,6 +78,19 @@ describe('CircuitBreaker', () => {
     expect(changes).toEqual(['open', 'half_open', 'open', 'half_open', 'closed'])
   })
 
+  it('a call admitted before it opened and answering after does not close it: only a probe does', () => {
+    const { b, changes, advance } = breaker()
+    expect(b.allow()).toBe(true) // a slow call, in flight while the next ones fail
+    for (let i = 0; i < 3; i++) b.failure()
+    b.success() // the slow call answers
+    expect(b.state).toBe('open')
+    expect(b.allow()).toBe(false)
+    advance(1000)
+    expect(b.allow()).toBe(true)
+    b.success()
+    expect(changes).toEqual(['open', 'half_open', 'closed'])
+  })
+
   it('rejects bad options naming the field', () => {
     expect(() => new CircuitBreaker({ coolDownMs: 0 })).toThrow(InvalidArgumentError)
     expect(() => new CircuitBreaker({ failureThreshold: 1.5 })).toThrow(/failureThreshold/)
