@@ -5,6 +5,7 @@ import { InvalidArgumentError, StoreUnavailableError } from '../errors/index.js'
 import { type Logger, LogThrottle } from '../observability/index.js'
 import { KeySpace, type RedisClient } from '../redis/index.js'
 import { nonNegativeInteger, positiveInteger } from '../validation/index.js'
+import { BLOOM_REBUILD_DEFAULTS } from './defaults.js'
 import { BloomLayout, type Generations, sameGenerations } from './layout.js'
 import { BitPositions } from './positions.js'
 import { type RebuildOptions, type RebuildResult, rebuildGeneration } from './rebuild.js'
@@ -42,6 +43,12 @@ export interface BloomFilterOptions {
    * 20 times the CPU, here and in Redis). @default 67_108_864 (64 MiB: m up to 2^29 bits)
    */
   rebuildBufferMaxBytes?: number
+  /**
+   * Longest run (ms) of a rebuild's CPU work (hashing ids, encoding writes) before it lets the
+   * event loop run (`setImmediate`): what a request on the rebuilding process waits behind.
+   * @default 5 (`BLOOM_REBUILD_DEFAULTS.sliceMs`)
+   */
+  rebuildSliceMs?: number
   /**
    * Where the filter logs a query that failed open on a Redis error or unstable generations
    * (warn, at most one line per reason per {@link FAIL_OPEN_LOG_INTERVAL_MS}); see {@link Logger}.
@@ -95,6 +102,7 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
   private readonly addRetryBaseMs: number
   private readonly itemsPerCall: number
   private readonly rebuildBufferMaxBytes: number
+  private readonly rebuildSliceMs: number
   private generations: Generations | undefined
   private readonly logger: Logger | undefined
   private readonly logThrottle = new LogThrottle<BloomFailOpenEvent['reason']>(FAIL_OPEN_LOG_INTERVAL_MS)
@@ -125,6 +133,10 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
     this.rebuildBufferMaxBytes = nonNegativeInteger(
       'rebuildBufferMaxBytes',
       options.rebuildBufferMaxBytes ?? 2 ** 26,
+    )
+    this.rebuildSliceMs = positiveInteger(
+      'rebuildSliceMs',
+      options.rebuildSliceMs ?? BLOOM_REBUILD_DEFAULTS.sliceMs,
     )
     this.layout = new BloomLayout(this.keySpace, this.name, this.bitsPerShard, this.hashes, this.shards)
     this.positions = new BitPositions(this.bitsPerShard, this.hashes, this.shards)
@@ -225,7 +237,8 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
    * generations, so nothing is lost by the switch; the source must yield every
    * item committed before it starts being iterated. One rebuild at a time per
    * filter (a Mutex with watchdog). Memory: m / 8 bytes while it runs, unless
-   * that exceeds `rebuildBufferMaxBytes` (then chunk by chunk, see the option).
+   * that exceeds `rebuildBufferMaxBytes` (then chunk by chunk, see the option). Its CPU work runs
+   * in slices of `rebuildSliceMs` with a turn of the event loop between them.
    * @throws {LockTimeoutError} when another rebuild holds the lock past `lockWaitMs`.
    * @throws {BloomRebuildError} when the rebuild lost its lock, was aborted or superseded.
    * @throws {StoreUnavailableError} on a Redis error. On any error the served generation is unchanged.
@@ -238,6 +251,7 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
       positions: this.positions,
       itemsPerCall: this.itemsPerCall,
       bufferMaxBytes: this.rebuildBufferMaxBytes,
+      sliceMs: this.rebuildSliceMs,
     }
     const result = await rebuildGeneration(ctx, source, options)
     this.generations = undefined

@@ -4,6 +4,7 @@ export {
   type BloomFilterOptions,
   FAIL_OPEN_LOG_INTERVAL_MS,
 } from './bloom_filter.js'
+export { BLOOM_REBUILD_DEFAULTS } from './defaults.js'
 export { BloomRebuildError } from './errors.js'
 export type { Generations } from './layout.js'
 export {

@@ -2,10 +2,11 @@ import { Mutex } from '../lock/index.js'
 import type { KeySpace, RedisClient } from '../redis/index.js'
 import { BloomRebuildError } from './errors.js'
 import type { BloomLayout } from './layout.js'
+import { LoopSlices } from './loop_slices.js'
 import type { BitPositions } from './positions.js'
-import { mergeReply, mergeScript, publishReply, publishScript } from './scripts.js'
+import { addReply, addScript, mergeReply, mergeScript, publishReply, publishScript } from './scripts.js'
 import { ShardBitmaps } from './shard_bitmaps.js'
-import { groupByShard, writeBatches } from './shard_ops.js'
+import { ShardGrouping } from './shard_ops.js'
 
 export interface RebuildOptions {
   /** How long to wait for a rebuild already running elsewhere (ms). @default 0 (fail at once with LockTimeoutError) */
@@ -32,12 +33,16 @@ export interface RebuildContext {
   itemsPerCall: number
   /** Largest filter (m / 8 bytes) built in process memory; a larger one is written chunk by chunk. */
   bufferMaxBytes: number
+  /** Longest run (ms) of CPU work between two turns of the event loop. */
+  sliceMs: number
 }
 
 /** Bytes per write of a staged shard bitmap (SET, then SETRANGE): bounds one command's size. */
 const STAGE_WRITE_BYTES = 1 << 20
 /** TTL (ms) of a staged shard bitmap, so a rebuild that died before its merge leaves nothing behind. */
 const STAGE_TTL_MS = 60_000
+/** Ids hashed between two looks at the clock (about 0.2–0.5 ms of work): the grain of a slice. */
+const PIECE_ITEMS = 256
 
 /**
  * Builds a fresh generation and switches to it (see `BloomFilter.rebuild`).
@@ -53,6 +58,10 @@ const STAGE_TTL_MS = 60_000
  * chunk is sent as `add-1.lua` calls of k offsets per item (one pipelined round
  * trip per chunk), which costs this process and Redis about 20 times more CPU
  * (100k ids, k = 7: 700k SETBITs in Lua, 700k numbers encoded).
+ *
+ * The CPU work (hashing each chunk, encoding its writes, scanning the bitmaps) runs in slices of
+ * `sliceMs` with a turn of the event loop between them ({@link LoopSlices}): a rebuild runs on a
+ * serving process, whose requests would otherwise wait behind a whole chunk.
  */
 export async function rebuildGeneration(
   ctx: RebuildContext,
@@ -77,20 +86,18 @@ export async function rebuildGeneration(
       new BloomRebuildError(`bloom ${layout.name}: shard keys of generation ${generation} vanished`)
     const local = layout.shards * Math.ceil(layout.bitsPerShard / 8) <= ctx.bufferMaxBytes
     const bitmaps = local ? new ShardBitmaps(ctx.positions, layout.shards, layout.bitsPerShard) : undefined
+    const slices = new LoopSlices(ctx.sliceMs)
     let items = 0
     for await (const chunk of source) {
       stopIfNeeded(lease.signal, options.signal)
-      if (bitmaps) bitmaps.addAll(chunk)
-      else if (
-        !(await writeBatches(redis, layout, generation, groupByShard(ctx.positions, chunk, ctx.itemsPerCall)))
-      )
-        throw vanished()
+      if (bitmaps) await slices.forEachPiece(chunk, PIECE_ITEMS, (piece) => bitmaps.addAll(piece))
+      else if (!(await writeChunk(ctx, generation, chunk, slices))) throw vanished()
       items += chunk.length
     }
     if (bitmaps) {
       for (let shard = 0; shard < layout.shards; shard++) {
         stopIfNeeded(lease.signal, options.signal)
-        if (!(await mergeShard(redis, layout.shardKey(shard, generation), bitmaps.shard(shard))))
+        if (!(await mergeShard(redis, layout.shardKey(shard, generation), bitmaps.shard(shard), slices)))
           throw vanished()
       }
     }
@@ -109,13 +116,42 @@ export async function rebuildGeneration(
 }
 
 /**
+ * Sets the bits of `chunk` in `generation` with `add-1.lua` calls of at most `itemsPerCall` items,
+ * hashed and sent slice by slice, all replies awaited together (one round trip's worth of
+ * pipelining, as one batch would). Resolves false if some shard key did not exist.
+ */
+async function writeChunk(
+  ctx: RebuildContext,
+  generation: number,
+  chunk: readonly string[],
+  slices: LoopSlices,
+): Promise<boolean> {
+  const grouping = new ShardGrouping(ctx.positions, ctx.itemsPerCall)
+  await slices.forEachPiece(chunk, PIECE_ITEMS, (piece, from) => grouping.add(piece, from))
+  const replies: Promise<unknown>[] = []
+  for (const batch of grouping.batches) {
+    const reply = addScript.run(ctx.redis, [ctx.layout.shardKey(batch.shard, generation)], batch.offsets)
+    // handled here too: a failure while later calls are still being encoded is not "unhandled"
+    reply.catch(() => undefined)
+    replies.push(reply)
+    await slices.pause()
+  }
+  return (await Promise.all(replies)).map(addReply).every((reply) => reply === 'written')
+}
+
+/**
  * Writes `bits` to a staging key next to `shardKey` (same hash tag; SET with a
  * TTL, then SETRANGE, at most 1 MiB per command) and ORs it into the shard
  * (`merge-2.lua`). An all-zero bitmap writes nothing. Resolves false when the
  * shard key no longer exists.
  */
-async function mergeShard(redis: RedisClient, shardKey: string, bits: Uint8Array): Promise<boolean> {
-  if (!bits.some((byte) => byte !== 0)) return (await redis.exists(shardKey)) === 1
+async function mergeShard(
+  redis: RedisClient,
+  shardKey: string,
+  bits: Uint8Array,
+  slices: LoopSlices,
+): Promise<boolean> {
+  if (await allZero(bits, slices)) return (await redis.exists(shardKey)) === 1
   const staged = `${shardKey}:staged`
   for (let offset = 0; offset < bits.length; offset += STAGE_WRITE_BYTES) {
     const piece = Buffer.from(
@@ -127,6 +163,16 @@ async function mergeShard(redis: RedisClient, shardKey: string, bits: Uint8Array
     else await redis.setrange(staged, offset, piece)
   }
   return mergeReply(await mergeScript.run(redis, [shardKey, staged], [])) === 'merged'
+}
+
+/** Whether every byte of `bits` is 0, scanned 1 MiB at a time (a shard may hold 512 MiB). */
+async function allZero(bits: Uint8Array, slices: LoopSlices): Promise<boolean> {
+  for (let offset = 0; offset < bits.length; offset += STAGE_WRITE_BYTES) {
+    const end = Math.min(bits.length, offset + STAGE_WRITE_BYTES)
+    for (let i = offset; i < end; i++) if (bits[i] !== 0) return false
+    await slices.pause()
+  }
+  return true
 }
 
 /**

@@ -16,20 +16,35 @@ export function groupByShard(
   items: readonly string[],
   itemsPerCall: number,
 ): ShardBatch[] {
-  const open = new Map<number, ShardBatch>()
-  const batches: ShardBatch[] = []
-  for (let index = 0; index < items.length; index++) {
-    const { shard, offsets } = positions.of(items[index]!)
-    let batch = open.get(shard)
-    if (!batch || batch.indexes.length >= itemsPerCall) {
-      batch = { shard, indexes: [], offsets: [] }
-      open.set(shard, batch)
-      batches.push(batch)
+  const grouping = new ShardGrouping(positions, itemsPerCall)
+  grouping.add(items)
+  return grouping.batches
+}
+
+/** {@link groupByShard} piece by piece: a long list is hashed in several calls of {@link add}. */
+export class ShardGrouping {
+  readonly batches: ShardBatch[] = []
+  private readonly open = new Map<number, ShardBatch>()
+
+  constructor(
+    private readonly positions: BitPositions,
+    private readonly itemsPerCall: number,
+  ) {}
+
+  /** Adds `items`, the first of which has index `from` in the whole list. */
+  add(items: readonly string[], from = 0): void {
+    for (let i = 0; i < items.length; i++) {
+      const { shard, offsets } = this.positions.of(items[i]!)
+      let batch = this.open.get(shard)
+      if (!batch || batch.indexes.length >= this.itemsPerCall) {
+        batch = { shard, indexes: [], offsets: [] }
+        this.open.set(shard, batch)
+        this.batches.push(batch)
+      }
+      batch.indexes.push(from + i)
+      for (const offset of offsets) batch.offsets.push(offset)
     }
-    batch.indexes.push(index)
-    for (const offset of offsets) batch.offsets.push(offset)
   }
-  return batches
 }
 
 /**
