@@ -27,14 +27,31 @@ export type ProblemCode = keyof typeof problemStatus
 export class ApiError extends Error {
   readonly code: ProblemCode
   readonly status: number
+  /** The failing fields of a `VALIDATION_FAILED` answer (its `errors`), see {@link invalidField}. */
+  readonly errors: FieldError[] | undefined
 
-  constructor(code: ProblemCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
+  constructor(code: ProblemCode, message: string, options?: { cause?: unknown; errors?: FieldError[] }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = new.target.name
     this.code = code
     this.status = problemStatus[code]
+    this.errors = options?.errors
   }
 }
+
+/** One failing field of a 400 `VALIDATION_FAILED`: `path` is a JSON pointer prefixed by the part (`/params/id`). */
+export interface FieldError {
+  path: string
+  message: string
+}
+
+/**
+ * A 400 `VALIDATION_FAILED` about one field, shaped as the schema's own answers: detail
+ * `<field> <message>`, `errors: [{ path: '/<field>', message }]`.
+ * @param field the field's path without the leading slash, e.g. `params/id`.
+ */
+export const invalidField = (field: string, message: string) =>
+  new ApiError('VALIDATION_FAILED', `${field} ${message}`, { errors: [{ path: `/${field}`, message }] })
 
 export const notFound = (what = 'video') => new ApiError('NOT_FOUND', `${what} not found`)
 export const unauthorized = (detail = 'a valid bearer token is required') =>

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { OverloadedError } from 'floodgate'
 import { DatabaseOutageLog } from '../db/outage_log.js'
 import { DB_UNREACHABLE_RETRY_AFTER_S, isDatabaseUnreachable } from '../db/unreachable.js'
-import { ApiError, type ProblemCode, problemStatus } from './api_error.js'
+import { ApiError, type FieldError, type ProblemCode, problemStatus } from './api_error.js'
 import { refuseWhileClosing } from './draining.js'
 
 const statusCodes: Record<number, ProblemCode> = {
@@ -17,11 +17,6 @@ const statusCodes: Record<number, ProblemCode> = {
 }
 
 /** One failing field of a request: `path` is a JSON pointer prefixed by the part (`/body/title`, `/params/id`). */
-export interface FieldError {
-  path: string
-  message: string
-}
-
 /** What a problem+json answer is made of; `errors` lists the failing fields of a 400 `VALIDATION_FAILED`. */
 export interface ProblemFields {
   code: ProblemCode
@@ -72,7 +67,13 @@ function fieldErrors(validation: AjvError[], context: string | undefined): Field
 
 /** Maps any thrown error to a problem code, status and a detail safe to show. */
 export function classify(error: unknown): ProblemFields {
-  if (error instanceof ApiError) return { code: error.code, status: error.status, detail: error.message }
+  if (error instanceof ApiError)
+    return {
+      code: error.code,
+      status: error.status,
+      detail: error.message,
+      ...(error.errors ? { errors: error.errors } : {}),
+    }
   if (error instanceof OverloadedError)
     return {
       code: 'OVERLOADED',

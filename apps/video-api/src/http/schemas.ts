@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError } from './api_error.js'
+import { invalidField } from './api_error.js'
 
 /** Path or body id: a positive bigint as a string of digits (≤ 2^63-1 is checked in code). */
 export const IdString = Type.String({
@@ -97,6 +97,6 @@ export function idInRange(id: string): boolean {
 
 /** @throws {ApiError} `VALIDATION_FAILED` when a pattern-valid id is above 2^63-1. */
 export function checkIdRange(id: string, field: string): string {
-  if (!idInRange(id)) throw new ApiError('VALIDATION_FAILED', `${field} must be ≤ ${MAX_ID}`)
+  if (!idInRange(id)) throw invalidField(field, `must be ≤ ${MAX_ID}`)
   return id
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError } from '../http/api_error.js'
+import { invalidField } from '../http/api_error.js'
 import { VideoRef } from '../http/schemas.js'
 
 /** A position in a (created_at desc, id desc) list. `createdAt` keeps microseconds as an ISO-like string. */
@@ -35,7 +35,7 @@ export function decodeCursor(text: string): Cursor {
   const raw = Buffer.from(text, 'base64url').toString('utf8')
   const match = CURSOR.exec(raw)
   if (!match || !isRealTimestamp(match[1]!, match[2]!) || BigInt(match[4]!) > 9223372036854775807n) {
-    throw new ApiError('VALIDATION_FAILED', 'querystring/cursor is not a valid cursor')
+    throw invalidField('querystring/cursor', 'is not a valid cursor')
   }
   return { createdAt: match[1]!, id: match[4]! }
 }

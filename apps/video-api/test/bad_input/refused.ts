@@ -66,10 +66,25 @@ export function refusesEach(label: string, cases: readonly Case[]): void {
       const res = await ctx.t.app.inject(c.request())
       expect(res.statusCode, res.body).toBe(c.status)
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
-      const problem = res.json<{ code: string; status: number; detail: string }>()
+      const problem = res.json<{
+        code: string
+        status: number
+        detail: string
+        errors?: { path: string; message: string }[]
+      }>()
       expect(problem.code).toBe(c.code)
       expect(problem.status).toBe(c.status)
       if (c.detail) expect(problem.detail).toContain(c.detail)
+      // docs/api.md: a field's VALIDATION_FAILED names each failing field (a malformed request or URL has none)
+      const malformed =
+        problem.detail === 'malformed HTTP request' || problem.detail.includes('not a valid url')
+      if (c.code === 'VALIDATION_FAILED' && !malformed) {
+        expect(problem.errors, 'errors').toEqual(expect.arrayContaining([expect.anything()]))
+        for (const e of problem.errors ?? []) {
+          expect(e.path).toMatch(/^\/(params|querystring|body|headers)(\/|$)/)
+          expect(problem.detail).toContain(`${e.path.slice(1)} ${e.message}`)
+        }
+      }
       expect(await snapshot(ctx.t.database.db)).toEqual(before)
     })
   })
