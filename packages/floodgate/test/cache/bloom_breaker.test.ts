@@ -56,7 +56,9 @@ describe('Bloom gate behind the L2 circuit breaker', () => {
     expect(asked).toEqual([])
 
     await server.start()
-    cache.breaker.success() // as a successful probe would (the cool-down is long on purpose)
+    if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve))
+    // the cache ends the (long on purpose) cool-down itself on 'ready'; the next read is the probe
+    cache.breaker.probeNow()
     expect(await cache.getOrLoad('ghost:4', loader)).toBeUndefined()
     expect(asked).toEqual([['ghost:4']])
     cache.close()
