@@ -182,6 +182,9 @@ export class BloomLifecycle {
     let toldElsewhere = false
     const signal = this.closing.signal
     for (let attempt = 1; !signal.aborted; attempt++) {
+      // read before the attempt: a generation the lock holder publishes after our lock attempt
+      // but before a later read would look like the one we had seen, and we would rebuild again
+      const before = acceptElsewhere ? await this.readyGeneration() : undefined
       let seen: number | null | undefined
       try {
         await this.rebuild()
@@ -190,7 +193,7 @@ export class BloomLifecycle {
         if (signal.aborted) return
         const retryInMs = Math.round(equalJitterDelayMs(attempt - 1, this.retryBaseMs, this.retryMaxMs))
         if (error instanceof LockTimeoutError) {
-          seen = await this.readyGeneration()
+          seen = before
           if (!toldElsewhere) this.options.onEvent?.({ type: 'rebuild-elsewhere', retryInMs })
           toldElsewhere = true
         } else {

@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { until } from '@floodgate/test-support'
 import { afterAll, describe, expect, it } from 'vitest'
-import { BloomFilter, BloomLifecycle, type BloomLifecycleEvent, KeySpace } from '../../src/index.js'
+import {
+  BloomFilter,
+  BloomLifecycle,
+  type BloomLifecycleEvent,
+  KeySpace,
+  LockTimeoutError,
+} from '../../src/index.js'
 import { chunks, range } from '../support/items.js'
 import { deadRedisClient, deleteByPrefix, testRedisClient, uniquePrefix } from '../support/redis.js'
 
@@ -124,6 +130,41 @@ describe('BloomLifecycle', () => {
     await until(() => events.some((e) => e.type === 'missing'), poll)
     await until(() => events.filter((e) => e.type === 'rebuilt').length === 2, poll)
     expect(await probe.readyGeneration()).not.toBe(null)
+  })
+
+  it('a generation published while its lock refused us counts as done elsewhere: no second rebuild', async () => {
+    const name = `f${n++}`
+    const holder = lifecycle(range(0, 100, 'v'), { name })
+    let published!: () => void
+    const holderDone = new Promise<void>((resolve) => (published = resolve))
+    const real = filter(name)
+    let calls = 0
+    // the waiter's lock attempt fails while the holder rebuilds, and the holder publishes before
+    // the waiter looks at `ready` (a loaded box stretches that window)
+    const rebuilder = Object.assign(Object.create(real) as BloomFilter, {
+      rebuild: async (...args: Parameters<BloomFilter['rebuild']>) => {
+        if (calls++ > 0) return real.rebuild(...args)
+        await holderDone
+        throw new LockTimeoutError(`${name}:rebuild`, 0)
+      },
+      readyGeneration: () => real.readyGeneration(),
+    })
+    const events: BloomLifecycleEvent[] = []
+    const waiter = new BloomLifecycle({
+      filter: filter(name),
+      rebuilder,
+      source: () => chunks(range(0, 100, 'v'), 50),
+      retryBaseMs: 20,
+      retryMaxMs: 80,
+      onEvent: (event) => events.push(event),
+    })
+    lifecycles.push(waiter)
+    const waiting = waiter.start()
+    await holder.kept.start()
+    published()
+    await waiting
+    expect(events.map((e) => e.type)).toEqual(['rebuild-elsewhere', 'rebuilt-elsewhere'])
+    expect(calls).toBe(1)
   })
 
   it('close stops the retry loop', async () => {
