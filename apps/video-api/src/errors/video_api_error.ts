@@ -7,6 +7,8 @@ export const VIDEO_API_ERROR_CODES = {
   CONFIG_INVALID: 'VIDEO_API_CONFIG_INVALID',
   /** `DataDirLockedError`: another process has the embedded database's folder open. */
   DATA_DIR_LOCKED: 'VIDEO_API_DATA_DIR_LOCKED',
+  /** `RedisPrefixOwnedError`: REDIS_PREFIX holds another database's installation's keys. */
+  REDIS_PREFIX_OWNED: 'VIDEO_API_REDIS_PREFIX_OWNED',
   /** `RedisServerMissingError`: no `redis-server` to start for the embedded Redis. */
   REDIS_SERVER_MISSING: 'VIDEO_API_REDIS_SERVER_MISSING',
   /** `VideoIdsReadError`: reading the video ids from PostgreSQL failed during a Bloom rebuild. */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ClientTracking, KeySpace, type RedisClient } from 'floodgate'
+import { claimRedisPrefix } from '../redis/prefix_owner.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -24,10 +25,20 @@ export interface RedisPluginOptions {
   prefix: string
 }
 
-/** The Redis capability: `redis`, `keys`, `clientTracking`. */
+/**
+ * The Redis capability: `redis`, `keys`, `clientTracking`. Claims the prefix for this database's
+ * installation first (`redis/prefix_owner.ts`).
+ * @throws {RedisPrefixOwnedError} when the prefix holds another installation's keys.
+ */
 async function redisPlugin(app: FastifyInstance, options: RedisPluginOptions): Promise<void> {
   app.decorate<RedisClient>('redis', options.redis)
   app.decorate('keys', new KeySpace(options.prefix))
+  const claim = await claimRedisPrefix(options.redis, app.keys, app.installationId)
+  if (typeof claim === 'object')
+    app.log.warn(
+      { err: claim.unchecked },
+      'could not check which installation owns REDIS_PREFIX; starting anyway',
+    )
   let tracking: ClientTracking | undefined
   app.decorate('clientTracking', () => {
     tracking ??= new ClientTracking(options.redis, { connectionName: 'video-api-tracking' })
@@ -37,4 +48,4 @@ async function redisPlugin(app: FastifyInstance, options: RedisPluginOptions): P
   app.addHook('onClose', async () => tracking?.close())
 }
 
-export default fp(redisPlugin, { name: 'redis', fastify: '5.x' })
+export default fp(redisPlugin, { name: 'redis', fastify: '5.x', dependencies: ['database'] })
