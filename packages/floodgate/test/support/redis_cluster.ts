@@ -56,31 +56,34 @@ export class PrivateCluster {
   static async start(options: PrivateClusterOptions = {}): Promise<PrivateCluster> {
     const masters = options.masters ?? 3
     const replicas = options.replicasPerMaster ?? 0
-    const ports: number[] = []
-    while (ports.length < masters * (1 + replicas)) {
-      const port = await freePort()
-      // the cluster bus listens on port + 10000
-      if (port < 55_535 && !ports.includes(port)) ports.push(port)
-    }
-    const cluster = new PrivateCluster(ports, options.nodeTimeoutMs ?? 2000)
-    live.add(cluster)
-    try {
-      for (const node of cluster.nodes) cluster.spawnNode(node)
-      for (const node of cluster.nodes) await waitForPing(node.port)
-      await run('redis-cli', [
-        '--cluster',
-        'create',
-        ...cluster.nodes.map((n) => n.address),
-        '--cluster-replicas',
-        String(replicas),
-        '--cluster-yes',
-      ])
-      await cluster.waitForOk()
-      await cluster.waitForReplicas()
-      return cluster
-    } catch (error) {
-      await cluster.destroy()
-      throw error
+    // a port freePort found free (or its cluster bus port, + 10000) can be bound by another
+    // process before redis-server binds it: that node exits, and the cluster starts on new ports
+    for (let attempt = 1; ; attempt++) {
+      const ports: number[] = []
+      while (ports.length < masters * (1 + replicas)) {
+        const port = await freePort()
+        if (port < 55_535 && !ports.includes(port)) ports.push(port)
+      }
+      const cluster = new PrivateCluster(ports, options.nodeTimeoutMs ?? 2000)
+      live.add(cluster)
+      try {
+        for (const node of cluster.nodes) cluster.spawnNode(node)
+        for (const node of cluster.nodes) await waitForPing(node)
+        await run('redis-cli', [
+          '--cluster',
+          'create',
+          ...cluster.nodes.map((n) => n.address),
+          '--cluster-replicas',
+          String(replicas),
+          '--cluster-yes',
+        ])
+        await cluster.waitForOk()
+        await cluster.waitForReplicas()
+        return cluster
+      } catch (error) {
+        await cluster.destroy()
+        if (!(error instanceof NodeExitedError) || attempt === 3) throw error
+      }
     }
   }
 
@@ -158,7 +161,7 @@ export class PrivateCluster {
     const node = this.nodes.find((n) => n.port === port)
     if (!node || node.child) return
     this.spawnNode(node)
-    await waitForPing(port)
+    await waitForPing(node)
   }
 
   /**
@@ -253,8 +256,14 @@ function adminClient(port: number): Redis {
   return client
 }
 
-async function waitForPing(port: number): Promise<void> {
+/** A node's redis-server exited while starting (typically: its port or bus port was taken). */
+class NodeExitedError extends Error {}
+
+async function waitForPing(node: ClusterNode): Promise<void> {
+  const { port } = node
   for (let i = 0; i < 100; i++) {
+    if (node.child === undefined)
+      throw new NodeExitedError(`redis-server on port ${port} exited while starting`)
     const admin = adminClient(port)
     const ok = await admin.ping().then(
       () => true,
