@@ -11,16 +11,18 @@ import { loadavg } from 'node:os'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { deleteByPrefix, TEST_DATABASE_URL } from '@floodgate/test-support'
-import { BloomFilter, BloomLifecycle, BloomReplica, CountsRecovery, openDedicatedConnection } from 'floodgate'
+import { BloomFilter, BloomLifecycle, BloomReplica, CountsRecovery } from 'floodgate'
 import { Redis } from 'ioredis'
 import { sql } from 'kysely'
 import { liveVideoIds } from '../../apps/video-api/src/cache/video_ids.js'
 import { fields } from '../../apps/video-api/src/config/fields.js'
+import { COUNTERS_SETTINGS_DEFAULTS } from '../../apps/video-api/src/counters/service.js'
 import { openPostgres } from '../../apps/video-api/src/db/connect.js'
 import { migrateToLatest } from '../../apps/video-api/src/db/migrate.js'
 import { SEED_ANCHOR_MS } from '../../apps/video-api/src/db/prepare.js'
 import { kyselySqlDatabase } from '../../apps/video-api/src/interactions/sql_database.js'
 import { videoInteractionTables } from '../../apps/video-api/src/interactions/tables.js'
+import { maintenanceClient } from '../../apps/video-api/src/redis/maintenance_client.js'
 import { seedCatalog } from '../../apps/video-api/src/seed/insert.js'
 
 const { values } = parseArgs({
@@ -64,8 +66,8 @@ const { rows: live } = await sql<{ n: string }>`
 
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
 const prefix = `fgbench:rbl:${randomBytes(3).toString('hex')}`
-// what video-api gives its rebuilds: a maintenance connection (5 s per command), the config defaults
-const maintenance = openDedicatedConnection(redis, { commandTimeoutMs: 5_000, offlineQueue: true })
+// what video-api gives its rebuilds: its maintenance connection, at the service's default command timeout
+const maintenance = maintenanceClient(redis, COUNTERS_SETTINGS_DEFAULTS.recoveryCommandTimeoutMs)
 const bloomOptions = {
   prefix,
   name: 'videos',
