@@ -28,7 +28,10 @@ export const QUOTAS = { windowMs: 10_000, user: 300, anonymous: 300, write: 2_00
  * deployment must say (port, database, Redis, prefix, JWT secret, log level, cache mode) and
  * TRUST_PROXY=true, so that the bench can speak for many clients (X-Forwarded-For). `viral`: the
  * `defaults` profile, and the older design's instances also write interactions in the older
- * layout (LEGACY_INTERACTIONS=true, see legacy/interactions.ts).
+ * layout (LEGACY_INTERACTIONS=true, see legacy/interactions.ts). `defaults` and `viral` set
+ * DB_POOL_MIN=2: three deployments of 4 instances share one PostgreSQL (max_connections 100), and
+ * 12 pools held at the default's full size (10 connections each, from start) would not fit; the
+ * pool's size stays the default, and an instance that idles gives back all but 2.
  */
 export type Profile = 'bench' | 'defaults' | 'viral'
 
@@ -158,7 +161,8 @@ export class ModeDeployment {
       TRUST_PROXY: 'true',
     }
     if (this.profile === 'viral' && o.mode === 'legacy') env.LEGACY_INTERACTIONS = 'true'
-    if (this.profile !== 'bench') return env
+    // 12 instances on one PostgreSQL: see Profile
+    if (this.profile !== 'bench') return { ...env, DB_POOL_MIN: '2' }
     return {
       ...env,
       DB_POOL_MAX: '5',

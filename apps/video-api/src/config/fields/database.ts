@@ -24,6 +24,13 @@ export const databaseFields = {
     type: { kind: 'int', min: 1, max: 1000 },
     doc: 'Maximum connections in the pg pool.',
   },
+  dbPoolMin: {
+    env: 'DB_POOL_MIN',
+    toml: 'db_pool_min',
+    default: undefined,
+    type: { kind: 'int', min: 0, max: 1000 },
+    doc: 'Connections the pg pool opens at start and keeps open however long they idle (capped at DB_POOL_MAX); those above it close after 10 s idle. A burst after a lull then finds them open instead of waiting for a connection setup each. Unset = DB_POOL_MAX (a fixed-size pool).',
+  },
   dbGuardMaxConcurrent: {
     env: 'DB_GUARD_MAX_CONCURRENT',
     toml: 'db_guard_max_concurrent',
