@@ -9,6 +9,7 @@ import type { StreamGroupConsumer } from '../stream/consumer.js'
 import { createFlushConsumer, type InteractionFlushOptions } from './flush.js'
 import { InteractionKeys, type RankMetric } from './keys.js'
 import { LegacyInteractionKeys } from './legacy_layout.js'
+import { isConnectionError } from './node_replies.js'
 
 /** Delete a drained legacy stream in one step (`lua/drop-drained-stream-1.lua`). */
 export const dropDrainedStreamScript = new LuaScript(
@@ -267,7 +268,10 @@ function dropReply(reply: unknown): [number, number, number] {
 function log(logger: Logger | undefined, event: LegacyDrainEvent): void {
   if (logger === undefined) return
   const fields = { primitive: 'legacyLayoutDrain' }
-  if (event.type === 'error')
+  // Redis out of reach is normal life (the drain retries): warn; anything else is a bug
+  if (event.type === 'error' && event.error instanceof Error && isConnectionError(event.error))
+    logger.warn({ ...fields, err: event.error }, 'legacy layout drain: Redis unreachable; retrying')
+  else if (event.type === 'error')
     logError(logger, { ...fields, err: event.error }, 'legacy layout drain failed; retrying')
   else if (event.type === 'draining')
     logger.warn(

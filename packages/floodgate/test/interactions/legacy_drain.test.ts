@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { forEachKeyPage } from '@floodgate/test-support'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   CountsRecovery,
@@ -151,6 +152,36 @@ describe('startLegacyLayoutDrain', () => {
       await flush.stop()
     }
   }, 30_000)
+})
+
+describe('startLegacyLayoutDrain while Redis is out of reach', () => {
+  it('logs its retries at warn, not error (Redis down is handled, not a bug)', async () => {
+    // nothing listens on port 1; no offline queue: each command fails at once, as during an outage
+    const down = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 })
+    const lines: Array<{ level: 'warn' | 'error'; message: string }> = []
+    const errors: unknown[] = []
+    const drain = startLegacyLayoutDrain(down, schema.db, {
+      prefix,
+      partitions: 4,
+      checkIntervalMs: 20,
+      logger: {
+        warn: (_f, message) => void lines.push({ level: 'warn', message }),
+        error: (_f, message) => void lines.push({ level: 'error', message }),
+      },
+      onDrainEvent: (e) => {
+        if (e.type === 'error') errors.push(e.error)
+      },
+    })
+    try {
+      for (const deadline = Date.now() + 5_000; errors.length < 1 && Date.now() < deadline; ) await sleep(10)
+    } finally {
+      await drain.stop()
+      down.disconnect()
+    }
+    expect(errors.length).toBeGreaterThanOrEqual(1)
+    expect(lines.filter((l) => l.level === 'error')).toEqual([])
+    expect(lines.some((l) => l.message.includes('Redis unreachable'))).toBe(true)
+  })
 })
 
 describe('LegacyInteractionKeys.legacyPartitionOf', () => {
