@@ -30,8 +30,8 @@ export const QUOTAS = { windowMs: 10_000, user: 300, anonymous: 300, write: 2_00
  * `defaults` profile, and the older design's instances also write interactions in the older
  * layout (LEGACY_INTERACTIONS=true, see legacy/interactions.ts). `defaults` and `viral` set
  * DB_POOL_MIN=2: three deployments of 4 instances share one PostgreSQL (max_connections 100), and
- * 12 pools held at the default's full size (10 connections each, from start) would not fit; the
- * pool's size stays the default, and an instance that idles gives back all but 2.
+ * 12 pools keeping the default's full size (10 connections each) would not fit; the pool's size
+ * stays the default, and an instance that idles gives back all but 2.
  */
 export type Profile = 'bench' | 'defaults' | 'viral'
 

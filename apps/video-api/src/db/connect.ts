@@ -12,11 +12,6 @@ export interface DatabaseHandle {
   db: Kysely<Database>
   /** `pg` for a PostgreSQL server, `pglite` for the embedded one. */
   kind: 'pg' | 'pglite'
-  /**
-   * Settles once the pool has opened its `poolMin` connections at start, with how many it opened
-   * (fewer when PostgreSQL refused some; the rest open on demand). PGlite: 0 at once.
-   */
-  warmed: Promise<number>
   /** Closes the pool (or the embedded database). */
   close(): Promise<void>
 }
@@ -28,8 +23,8 @@ export interface PgOptions {
   /** Maximum connections in the pool. @default the field table's `DB_POOL_MAX` */
   poolMax?: number
   /**
-   * Connections opened at start and kept open however long they idle (capped at `poolMax`).
-   * @default `poolMax`: a fixed-size pool
+   * Connections kept open however long they idle, once opened (capped at `poolMax`).
+   * @default `poolMax`: no connection closes for idling
    */
   poolMin?: number
   /** How long a connection above `poolMin` may idle before it is closed (ms). @default 10000 (pg's) */
@@ -38,10 +33,11 @@ export interface PgOptions {
 
 /**
  * A Kysely over a `pg` pool. With `schema`, every pooled connection gets `search_path=<schema>`.
- * The pool opens `poolMin` connections at start, in the background, and keeps them: pg's pool
- * otherwise closes every connection idle for 10 s, and the first burst after a lull then waits
- * for a connection setup per statement in flight (100–170 ms here on a quiet box, 300–550 ms
- * under load) — HikariCP's case for a fixed-size pool.
+ * Up to `poolMin` connections stay open however long they idle: pg's pool otherwise closes every
+ * connection idle for 10 s, and the first burst after a lull then waits for a connection setup
+ * per statement in flight (100–170 ms here on a quiet box, 300–550 ms under load). They open on
+ * demand, not at start: a pool warmed at start slowed the service's absent-id burst test (p99
+ * 1.6–2.3 s against 1.4–1.8 s) for a reason not found.
  */
 export async function openPostgres(options: PgOptions): Promise<DatabaseHandle> {
   const base = { connectionString: options.url }
@@ -61,23 +57,7 @@ export async function openPostgres(options: PgOptions): Promise<DatabaseHandle> 
   // while the server restarts): pg emits `error` on it, fatal without a listener.
   pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return { db, kind: 'pg', warmed: openConnections(pool, min), close: () => db.destroy() }
-}
-
-/**
- * Opens `count` connections at once and returns them to the pool; resolves with how many opened.
- * Each is held until all have settled, so none is handed back and reused in place of a new one.
- * Never rejects: PostgreSQL being down at start is normal life, the pool connects on demand.
- */
-async function openConnections(pool: pg.Pool, count: number): Promise<number> {
-  const settled = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()))
-  let opened = 0
-  for (const result of settled) {
-    if (result.status !== 'fulfilled') continue
-    opened++
-    result.value.release()
-  }
-  return opened
+  return { db, kind: 'pg', close: () => db.destroy() }
 }
 
 async function ensureSchema(url: string, schema: string): Promise<void> {
@@ -121,7 +101,6 @@ export async function openPglite(dir?: string): Promise<DatabaseHandle> {
   return {
     db,
     kind: 'pglite',
-    warmed: Promise.resolve(0),
     async close() {
       await db.destroy()
       if (!client.closed) await client.close()

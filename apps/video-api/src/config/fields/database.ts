@@ -29,7 +29,7 @@ export const databaseFields = {
     toml: 'db_pool_min',
     default: undefined,
     type: { kind: 'int', min: 0, max: 1000 },
-    doc: 'Connections the pg pool opens at start and keeps open however long they idle (capped at DB_POOL_MAX); those above it close after 10 s idle. A burst after a lull then finds them open instead of waiting for a connection setup each. Unset = DB_POOL_MAX (a fixed-size pool).',
+    doc: 'Connections the pg pool keeps open however long they idle, once opened (capped at DB_POOL_MAX); those above it close after 10 s idle. A burst after a lull then finds them open instead of waiting for a connection setup each. Unset = DB_POOL_MAX: no connection closes for idling.',
   },
   dbGuardMaxConcurrent: {
     env: 'DB_GUARD_MAX_CONCURRENT',
