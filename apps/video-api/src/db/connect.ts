@@ -36,8 +36,7 @@ export interface PgOptions {
  * Up to `poolMin` connections stay open however long they idle: pg's pool otherwise closes every
  * connection idle for 10 s, and the first burst after a lull then waits for a connection setup
  * per statement in flight (100–170 ms here on a quiet box, 300–550 ms under load). They open on
- * demand, not at start: a pool warmed at start slowed the service's absent-id burst test (p99
- * 1.6–2.3 s against 1.4–1.8 s) for a reason not found.
+ * demand, not at start, so a CLI or a restarting instance holds only what it uses.
  */
 export async function openPostgres(options: PgOptions): Promise<DatabaseHandle> {
   const base = { connectionString: options.url }

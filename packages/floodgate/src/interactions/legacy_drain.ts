@@ -9,7 +9,6 @@ import type { StreamGroupConsumer } from '../stream/consumer.js'
 import { createFlushConsumer, type InteractionFlushOptions } from './flush.js'
 import { InteractionKeys, type RankMetric } from './keys.js'
 import { LegacyInteractionKeys } from './legacy_layout.js'
-import { isConnectionError } from './node_replies.js'
 
 /** Delete a drained legacy stream in one step (`lua/drop-drained-stream-1.lua`). */
 export const dropDrainedStreamScript = new LuaScript(
@@ -71,7 +70,7 @@ export function startLegacyLayoutDrain(
   let consumed: string[] = []
   let cleaned = false
   const emit = (event: LegacyDrainEvent) => {
-    log(options.logger, event)
+    log(options.logger, event, redis.status !== 'ready')
     try {
       options.onDrainEvent?.(event)
     } catch {
@@ -265,11 +264,12 @@ function dropReply(reply: unknown): [number, number, number] {
   throw new ScriptContractError(dropDrainedStreamScript.name, reply)
 }
 
-function log(logger: Logger | undefined, event: LegacyDrainEvent): void {
+/** `redisDown`: the drain's client was not connected when the event came. */
+function log(logger: Logger | undefined, event: LegacyDrainEvent, redisDown: boolean): void {
   if (logger === undefined) return
   const fields = { primitive: 'legacyLayoutDrain' }
   // Redis out of reach is normal life (the drain retries): warn; anything else is a bug
-  if (event.type === 'error' && event.error instanceof Error && isConnectionError(event.error))
+  if (event.type === 'error' && redisDown)
     logger.warn({ ...fields, err: event.error }, 'legacy layout drain: Redis unreachable; retrying')
   else if (event.type === 'error')
     logError(logger, { ...fields, err: event.error }, 'legacy layout drain failed; retrying')
