@@ -67,20 +67,25 @@ describe.skipIf(testDbKind === 'pglite')('a burst after a lull', () => {
     // the pools open what a burst needs
     const first = await runBurst(spec(ids.slice(-2 * VIDEOS, -VIDEOS)))
     expect.soft(first.statuses).toEqual({ '200': VIDEOS })
+    const opened = await backends(b.appName, new Date())
     await sleep(LULL_MS)
     const { rows } = await admin.query<{ now: Date }>('SELECT clock_timestamp() AS now')
     const start = rows[0]!.now
     const held = await backends(b.appName, start)
     const result = await runBurst(spec(ids.slice(-VIDEOS)))
     const after = await backends(b.appName, start)
-    console.log(JSON.stringify({ test: 'after a lull', held, after, ...result, timeline: undefined }))
+    console.log(JSON.stringify({ test: 'after a lull', opened, held, after, ...result, timeline: undefined }))
     expect
       .soft(result.statuses, JSON.stringify({ ...result, timeline: undefined }))
       .toEqual({ '200': VIDEOS })
-    // every pool at its size through the lull (DB_POOL_MAX each; the flush and others share them)
+    // The first burst need not fill every pool (on a slow Redis fewer than DB_POOL_MAX statements
+    // may be in flight at once); what it opened must all outlive the lull, and the second burst
+    // may open only what the pools had not reached yet.
+    const cap = INSTANCES * Number(fields.dbPoolMax.default)
+    expect.soft(opened.total, 'backends the first burst opened').toBeGreaterThanOrEqual(INSTANCES)
+    expect.soft(held.total, 'backends held through the lull').toBeGreaterThanOrEqual(opened.total)
     expect
-      .soft(held.total, 'backends held through the lull')
-      .toBeGreaterThanOrEqual(INSTANCES * Number(fields.dbPoolMax.default))
-    expect.soft(after.since, 'PostgreSQL connections opened during the burst').toBe(0)
+      .soft(after.since, 'PostgreSQL connections opened during the burst')
+      .toBeLessThanOrEqual(Math.max(0, cap - held.total))
   }, 120_000)
 })
