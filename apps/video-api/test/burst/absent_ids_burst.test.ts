@@ -34,6 +34,15 @@ afterAll(async () => {
   redis.disconnect()
 })
 
+/** One instance's Bloom replica answers by kind (`floodgate_bloom_replica_items_total`), to tell why an id went on. */
+async function replicaAnswers(base: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text()
+  const answers: Record<string, number> = {}
+  for (const m of text.matchAll(/^floodgate_bloom_replica_items_total\{[^}]*answer="(\w+)"[^}]*\} (\S+)$/gm))
+    answers[m[1]!] = Number(m[2])
+  return answers
+}
+
 describe.skipIf(testDbKind === 'pglite')('a burst of GETs of absent ids', () => {
   it(`${REQUESTS} GETs of distinct absent ids, ${IN_FLIGHT} in flight, over ${INSTANCES} instances: ≤ 1 % reach PostgreSQL, no negative keys`, async () => {
     const b = burst!
@@ -64,6 +73,7 @@ describe.skipIf(testDbKind === 'pglite')('a burst of GETs of absent ids', () => 
         test: 'absent ids burst',
         statements,
         negativeKeys: negatives.length,
+        bloomAnswers: await Promise.all(b.bases.map(replicaAnswers)),
         ...result,
         timeline: undefined,
       }),
