@@ -71,8 +71,11 @@ export function killAll(): void {
   for (const child of children) child.kill('SIGKILL')
 }
 
+/** SIGTERM → SIGKILL grace (ms): an instance writing its V8 CPU profile on exit (BENCH_CPU_PROFILE_DIR) needs longer. */
+const STOP_GRACE_MS = process.env.BENCH_CPU_PROFILE_DIR ? 60_000 : 5_000
+
 /** Stops a child: SIGTERM, then SIGKILL after `graceMs`. */
-export async function stop(child: ChildProcess, graceMs = 5000): Promise<void> {
+export async function stop(child: ChildProcess, graceMs = STOP_GRACE_MS): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   child.kill('SIGTERM')
