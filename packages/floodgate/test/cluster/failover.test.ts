@@ -176,13 +176,13 @@ it('a master dies: a replica takes over, the cache degrades to the loader and re
   expect(unexpected).toEqual([]) // no call threw anything but the documented errors
 
   const during = (s: Sample) => s.atMs >= killedAt && s.atMs <= okAt
-  // before the kill: from Redis; during the gap: the loader answered, never an error
-  expect(
-    cacheSamples
-      .filter((s) => s.atMs < killedAt)
-      .slice(1)
-      .every((s) => s.what === 'redis'),
-  ).toBe(true)
+  // before the kill: from Redis (the first read loads; on a loaded box a Redis call may time out
+  // and the loader answer, but only with a Redis error reported, and the last reads come from
+  // Redis); during the gap: the loader answered, never an error
+  const beforeKill = cacheSamples.filter((s) => s.atMs < killedAt).slice(1)
+  expect(last(beforeKill)).toEqual(Array(10).fill('redis'))
+  if (beforeKill.some((s) => s.what !== 'redis'))
+    expect(outcomes.some((o) => o.atMs < killedAt && o.outcome === 'redis_error')).toBe(true)
   expect(cacheSamples.filter(during).some((s) => s.what === 'load')).toBe(true)
   expect(last(cacheSamples)).toEqual(Array(10).fill('redis'))
   expect(outcomes.some((o) => o.outcome === 'redis_error')).toBe(true)
@@ -200,6 +200,6 @@ it('a master dies: a replica takes over, the cache degrades to the loader and re
   console.info(
     `failover: cluster ok ${okAt - killedAt} ms after the kill, answers from Redis again ${recoveredAt - okAt} ms later; ` +
       `${cacheSamples.filter(during).length} cache reads in the gap, ` +
-      `${cacheSamples.filter((s) => s.what === 'load').length} loads; slowest call ${slowest} ms`,
+      `${cacheSamples.filter((s) => s.what === 'load').length} loads (${beforeKill.filter((s) => s.what !== 'redis').length} before the kill); slowest call ${slowest} ms`,
   )
 }, 60_000)
