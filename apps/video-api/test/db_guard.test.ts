@@ -6,6 +6,7 @@ import { loadConfig } from '../src/config/index.js'
 import { createDbGuard, dbGuardFromConfig } from '../src/db/guard.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
 import { testDbKind } from './support/database.js'
+import { metricSamples } from './support/metrics_text.js'
 import { lockTable, type TableLock } from './support/table_lock.js'
 
 let t: TestApp | undefined
@@ -21,10 +22,9 @@ afterEach(async () => {
 const poll = (what: string) => ({ what, timeoutMs: 10_000, everyMs: 10 })
 
 async function metric(app: FastifyInstance, series: string): Promise<number> {
-  const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
-  if (line === undefined) throw new Error(`no series ${series} on /metrics`)
-  return Number(line.slice(series.length + 1))
+  const value = metricSamples((await app.inject({ method: 'GET', url: '/metrics' })).body).get(series)
+  if (value === undefined) throw new Error(`no series ${series} on /metrics`)
+  return value
 }
 
 const SHED_FULL = 'floodgate_guard_shed_total{guard="db",reason="queue_full"}'

@@ -9,6 +9,7 @@ import { fields } from '../../src/config/fields.js'
 import { runBurst } from '../support/burst.js'
 import { type BurstService, startBurstService } from '../support/burst_service.js'
 import { testDbKind } from '../support/database.js'
+import { scrapeMetrics } from '../support/metrics_text.js'
 import { negativeKeys } from '../support/negative_keys.js'
 import { settledTableScans } from '../support/pg_load.js'
 import { plainTestRedisClient } from '../support/redis.js'
@@ -36,10 +37,11 @@ afterAll(async () => {
 
 /** One instance's Bloom replica answers by kind (`floodgate_bloom_replica_items_total`), to tell why an id went on. */
 async function replicaAnswers(base: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${base}/metrics`)).text()
   const answers: Record<string, number> = {}
-  for (const m of text.matchAll(/^floodgate_bloom_replica_items_total\{[^}]*answer="(\w+)"[^}]*\} (\S+)$/gm))
-    answers[m[1]!] = Number(m[2])
+  for (const [series, value] of await scrapeMetrics(base)) {
+    const answer = /^floodgate_bloom_replica_items_total\{.*answer="(\w+)"/.exec(series)?.[1]
+    if (answer !== undefined) answers[answer] = value
+  }
   return answers
 }
 

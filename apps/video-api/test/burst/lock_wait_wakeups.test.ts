@@ -19,6 +19,7 @@ import { fields } from '../../src/config/fields.js'
 import { runBurst } from '../support/burst.js'
 import { type BurstService, startBurstService } from '../support/burst_service.js'
 import { testDbKind } from '../support/database.js'
+import { scrapeMetrics } from '../support/metrics_text.js'
 import { TEST_REDIS_CLUSTER_NODES } from '../support/redis.js'
 import { listening } from '../support/service_processes.js'
 
@@ -77,15 +78,9 @@ afterAll(async () => {
 
 /** Sum over the instances of `floodgate_cache_events_total{cache="video",outcome=…}`. */
 async function videoOutcomes(b: BurstService, outcome: string): Promise<number> {
-  const sample = new RegExp(
-    `^floodgate_cache_events_total\\{cache="video",outcome="${outcome}"\\} (\\S+)$`,
-    'm',
-  )
+  const series = `floodgate_cache_events_total{cache="video",outcome="${outcome}"}`
   let total = 0
-  for (const base of b.bases) {
-    const text = await (await fetch(`${base}/metrics`)).text()
-    total += Number(sample.exec(text)?.[1] ?? 0)
-  }
+  for (const base of b.bases) total += (await scrapeMetrics(base)).get(series) ?? 0
   return total
 }
 
