@@ -39,10 +39,10 @@ export interface CacheEvents {
   /** The L2 circuit breaker changed state. */
   breaker: [{ state: BreakerState; previous: BreakerState }]
   /**
-   * A background refresh (stale-while-revalidate), invalidation retry or namespace clear broadcast
-   * failed for good (`key`: the namespace's name for `clear`).
+   * A background refresh (stale-while-revalidate), a miss's fill (run after its caller was
+   * answered), an invalidation retry or a namespace clear broadcast failed for good (`key`: the namespace's name for `clear`).
    */
-  background_error: [{ key: string; error: unknown; task: 'refresh' | 'invalidate' | 'clear' }]
+  background_error: [{ key: string; error: unknown; task: 'refresh' | 'fill' | 'invalidate' | 'clear' }]
 }
 
 /** Typed `EventEmitter` of {@link CacheEvents}. */

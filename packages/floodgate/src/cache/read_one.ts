@@ -126,7 +126,7 @@ async function loadThroughLock<T>(
     }
     if (claim.kind === 'acquired') {
       waiter.cancel()
-      return loadAndFill(stack, id, loader, { version: claim.version, token }, o, epoch, 0)
+      return loadAndFill(stack, id, loader, { version: claim.version, token }, o, epoch, 0, 'behind')
     }
     if (claim.kind === 'exists') {
       waiter.cancel()

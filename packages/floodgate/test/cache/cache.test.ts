@@ -73,6 +73,8 @@ describe('getOrLoad', () => {
     const pttls = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
         await cache.getOrLoad(`t${i}`, loader)
+        // the fill runs behind the answer (fill.ts): wait for it to land
+        await expect.poll(() => redis.exists(valueKey('tiers', `t${i}`))).toBe(1)
         return redis.pttl(valueKey('tiers', `t${i}`))
       }),
     )
