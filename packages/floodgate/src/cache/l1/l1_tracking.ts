@@ -117,9 +117,14 @@ export class L1Tracking {
     this.idByKey.delete(valueKey)
   }
 
+  /** Every tracked entry left L1 at once (a clear). */
+  forgetAll(): void {
+    this.idByKey.clear()
+  }
+
   /** Stops listening to the tracking (it does not close it). */
   close(): void {
     this.stopListening()
-    this.idByKey.clear()
+    this.forgetAll()
   }
 }
