@@ -66,6 +66,7 @@ const JSON_UTF8 = 'application/json; charset=utf-8'
  */
 export function videoRoutes(app: FastifyInstance): void {
   const r = app.withTypeProvider<TypeBoxTypeProvider>()
+  const replica = app.videoCache?.replica
 
   r.post(
     '/videos',
@@ -86,6 +87,9 @@ export function videoRoutes(app: FastifyInstance): void {
       const id = checkIdRange(request.params.id, 'params/id')
       const cached = app.videos.getCachedById?.(id)
       if (cached !== undefined) return videoText(reply, cached, request.userId)
+      // the counts read goes out with the video's L2 read or load, not after it; not for an id
+      // the Bloom bits call absent (a penetration costs no Redis read) nor for a viewer (flags)
+      if (request.userId === undefined && replica?.localAnswer(id) === true) app.counters.live.prefetch(id)
       return app.videos.getById(id).then((video) => videoText(reply, video ?? null, request.userId))
     },
   )

@@ -158,6 +158,16 @@ export class BloomReplica extends EventEmitter<BloomReplicaEvents> {
   }
 
   /**
+   * The local bits' answer for `item`, synchronously, without asking Redis: `true` = maybe
+   * present, `false` = absent from the adds applied so far (one announced since may be missing:
+   * {@link mightContain} checks that before it answers "absent"), `undefined` when no bits are live.
+   */
+  localAnswer(item: string): boolean | undefined {
+    const bits = this.feed.bits
+    return bits === undefined || this.feed.state !== 'live' ? undefined : bits.has(item)
+  }
+
+  /**
    * One answer per item: `false` = definitely absent, `true` = maybe present (see the class doc
    * for when "absent" is trusted). Never throws: Redis trouble answers "maybe".
    */

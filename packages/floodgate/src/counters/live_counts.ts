@@ -142,6 +142,23 @@ export class LiveCounts {
   }
 
   /**
+   * Starts the anonymous counts read of `itemId` now, for a caller that will need them after
+   * another round trip (a video's L2 read or load): its {@link read} or {@link peek} then finds
+   * them kept, or joins this read, instead of waiting a round trip of its own. Nothing is sent
+   * when fresh counts are kept, a read of them is in flight, or Redis cannot answer now (the
+   * PostgreSQL fallback is left to the read that needs it). Failures are left to that read.
+   * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
+   */
+  prefetch(itemId: string): void {
+    const id = canonicalId('itemId', itemId)
+    const entry = this.entries.peek(id)
+    if (entry !== undefined && this.fresh(entry, this.options.now())) return
+    if (this.batcher.isInFlight(id) || this.fallback.loading(id)) return
+    if (this.reader.unavailableNow(this.tracking?.established !== true) !== undefined) return
+    this.read([id]).catch(() => undefined)
+  }
+
+  /**
    * The counts {@link read} would serve for `itemId` right now without asking Redis or the
    * fallback (same freshness rules, same `localHits` / `trackedHits` stats), synchronously and
    * without collections; `undefined` when `read` would have to ask: not kept, not fresh, or a

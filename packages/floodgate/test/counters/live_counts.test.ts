@@ -78,6 +78,28 @@ describe('LiveCounts with Redis up', () => {
     expect(live.stats.redisBatches).toBe(2)
   })
 
+  it('prefetch: one Redis read that a read right after joins; none while fresh counts are kept', async () => {
+    await interactions.setLiked('6', '10', true)
+    const live = layer()
+    const before = await scardCalls()
+    live.prefetch('6')
+    live.prefetch('6') // pending already: nothing more
+    const read = await live.read(['6'])
+    expect(read.counts.get('6')).toMatchObject({ likes: 1, favorites: 0, stale: false })
+    expect(await scardCalls()).toBe(before + 2)
+    expect(live.stats.redisBatches).toBe(1)
+    live.prefetch('6') // kept and fresh
+    expect(live.peek('6')).toMatchObject({ likes: 1 })
+    await new Promise(setImmediate)
+    expect(live.stats.redisBatches).toBe(1)
+    // alone, its answer is kept: the next peek needs no read
+    const other = layer()
+    other.prefetch('6')
+    await until(() => other.peek('6') !== undefined, { what: 'the prefetched counts' })
+    expect(other.stats.redisBatches).toBe(1)
+    expect(() => live.prefetch('x')).toThrow(InvalidArgumentError)
+  })
+
   it('puts every id and viewer asked in the same tick in one Redis read, with each viewer’s flags', async () => {
     await interactions.setLiked('2', '21', true)
     await interactions.setFavorited('3', '22', true)
