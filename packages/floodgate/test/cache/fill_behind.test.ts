@@ -16,7 +16,8 @@ async function cacheThroughProxy(name: string): Promise<Cache<string>> {
   const client = new Redis(proxy.url, floodgateRedisOptions({ commandTimeoutMs: 5000 }))
   client.on('error', () => undefined)
   clients.push(client)
-  // a 2 s Redis deadline (default 50 ms idle): a fill waited for would answer after it, not at once
+  // a 2 s Redis deadline (default 50 ms idle): a fill waited for answers after it; one behind the
+  // answer within 1 s even on a busy machine
   const cache = createCache<string>({ redis: client, name: 'behind', prefix: name, redisTimeoutMs: 2000 })
   caches.push(cache)
   await cache.ready
@@ -51,11 +52,11 @@ describe('the fill of a miss runs behind its answer', () => {
         proxy.holdReplies('fb-answer')
         return 'v1'
       }),
-      500,
+      1000,
     )
     const answeredMs = performance.now() - started
     expect(value).toBe('v1')
-    expect(answeredMs).toBeLessThan(500)
+    expect(answeredMs).toBeLessThan(1000)
     expect(cache.getLocal('k')).toBe('v1')
     proxy.releaseReplies()
     await expect.poll(() => admin.exists('fb-answer:c:behind:{k}')).toBe(1)
