@@ -10,12 +10,12 @@ let t: TestApp
 /** Per load of the SQL reader: were the video's anonymous counts kept in process when it ended? */
 const countsKeptAtLoadEnd = new Map<string, boolean>()
 
-/** A reader whose loads take 100 ms more, each noting whether the counts arrived meanwhile. */
+/** A reader whose loads take 300 ms more, each noting whether the counts arrived meanwhile. */
 function slowLoads(reader: VideoReader): VideoReader {
   return {
     getById: async (id, options) => {
       const video = await reader.getById(id, options)
-      await sleep(100)
+      await sleep(300)
       countsKeptAtLoadEnd.set(id, t.app.counters.live.peek(id) !== undefined)
       return video
     },
