@@ -1,19 +1,18 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Cache, createCache, floodgateRedisOptions } from '../../src/index.js'
-import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
-import { StallingProxy } from '../support/stalling_proxy.js'
+import { type ProxiedRedis, startProxiedRedis } from '../support/proxied_redis.js'
 
 // A miss's caller is answered once its value is loaded; the fill (fill-4.lua) goes on behind it.
-let server: PrivateRedis
+let redis: ProxiedRedis
 let admin: Redis
-let proxy: StallingProxy
+let proxy: ProxiedRedis['proxy']
 const clients: Redis[] = []
 const caches: Cache<string>[] = []
 
 /** A cache whose data connection goes through the proxy, named `name` so its replies can be held. */
 async function cacheThroughProxy(name: string): Promise<Cache<string>> {
-  const client = new Redis(proxy.url, floodgateRedisOptions({ commandTimeoutMs: 5000 }))
+  const client = new Redis(proxy.url, floodgateRedisOptions()) // floodgate's defaults
   client.on('error', () => undefined)
   clients.push(client)
   // a 2 s Redis deadline (default 50 ms idle): a fill waited for answers after it; one behind the
@@ -29,17 +28,14 @@ const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'late'> =>
   Promise.race([promise, new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), ms))])
 
 beforeAll(async () => {
-  server = await PrivateRedis.start()
-  admin = await privateRedisClient(server)
-  proxy = await StallingProxy.start(server.port)
+  redis = await startProxiedRedis()
+  ;({ admin, proxy } = redis)
 })
 
 afterAll(async () => {
   for (const cache of caches) cache.close()
   for (const client of clients) client.disconnect()
-  admin.disconnect()
-  await proxy.close()
-  await server.destroy()
+  await redis.close()
 })
 
 describe('the fill of a miss runs behind its answer', () => {

@@ -3,13 +3,13 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Cache, createCache, floodgateRedisOptions } from '../../src/index.js'
 import { commandCalls } from '../support/command_stats.js'
-import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
-import { StallingProxy } from '../support/stalling_proxy.js'
+import { type ProxiedRedis, startProxiedRedis } from '../support/proxied_redis.js'
 
 // A private redis-server: INFO commandstats counts exactly this file's GETs.
-let server: PrivateRedis
+let redis: ProxiedRedis
+let server: ProxiedRedis['server']
 let admin: Redis
-let proxy: StallingProxy
+let proxy: ProxiedRedis['proxy']
 const clients: Redis[] = []
 const caches: Cache<string>[] = []
 
@@ -36,17 +36,14 @@ const loadNever = async (): Promise<string> => {
 }
 
 beforeAll(async () => {
-  server = await PrivateRedis.start()
-  admin = await privateRedisClient(server)
-  proxy = await StallingProxy.start(server.port)
+  redis = await startProxiedRedis()
+  ;({ server, admin, proxy } = redis)
 })
 
 afterAll(async () => {
   for (const cache of caches) cache.close()
   for (const client of clients) client.disconnect()
-  admin.disconnect()
-  await proxy.close()
-  await server.destroy()
+  await redis.close()
 })
 
 describe('L2 reads shared by concurrent calls', () => {
