@@ -5,6 +5,26 @@ before, add it to this generation's set, increment the play counter, the ranking
 append an event; otherwise change nothing. Refused (changes nothing) while the item's tombstone
 KEYS[6] exists: a forgotten (deleted) item's keys are not created again.
 
+KEYS[1]  PREFIX of the item's seen keys (…:ix:{<tag>}:seen:<itemId>:); generation g's keys are
+         KEYS[1] .. g .. ':n' (STRING, its hashes) and KEYS[1] .. g .. ':' .. <bucket> (SET of
+         viewer hashes), same hash tag, same slot (built here, like KEYS[4]'s buckets)
+KEYS[2]  play counter STRING (…:ix:{<tag>}:plays:<itemId>)
+KEYS[3]  all-time plays ranking ZSET of the partition (…:rank:{<tag>}:all:plays)
+KEYS[4]  per-minute bucket key PREFIX (…:rank:{<tag>}:min:plays:); the bucket is KEYS[4] .. <unix minute
+         from TIME>, same hash tag, same slot
+KEYS[5]  the partition's event STREAM (…:ix:{<tag>}:stream)
+KEYS[6]  the item's tombstone STRING (…:ix:{<tag>}:gone:<itemId>), set by Interactions.forget
+
+ARGV[1]  dedupe window W (ms, integer >= 1): the generation length
+ARGV[2]  item id (decimal string)
+ARGV[3]  ranking member: the item id zero-padded to 20 digits
+ARGV[4]  viewer: 'u<userId>' or 'a<hash of client IP + user agent>' (for the event)
+ARGV[5]  top K kept in the all-time ranking ZSET (integer >= 1)
+ARGV[6]  minute bucket TTL (ms)
+ARGV[7]  viewer hash h: decimal integer in [1, 2^53 - 1], canonical (no sign, no leading zero)
+ARGV[8]  split load T (integer >= 1): a generation of n hashes has max(1, ceil(n / T)) buckets
+ARGV[9]  optional, tests only: the clock (ms since the epoch) to use instead of TIME
+
 Window semantics. Time (ms, Redis TIME) is cut into generations g = floor(now / W), W =
 ARGV[1]. A play in generation g counts unless the viewer was counted on this item in
 generation g or g - 1; only a counted play enters the set (a repeat adds nothing, so a
@@ -27,26 +47,6 @@ placeholder that keeps a bucket emptied by a split alive with its TTL (viewer ha
 it never moves, never counts). Every key of generation g expires at the end of generation g + 1,
 when no play reads it any more: old generations leave in small pieces, one bucket at a time.
 T must stay the same for a generation's life (it is a constant of the library).
-
-KEYS[1]  PREFIX of the item's seen keys (…:ix:{<tag>}:seen:<itemId>:); generation g's keys are
-         KEYS[1] .. g .. ':n' (STRING, its hashes) and KEYS[1] .. g .. ':' .. <bucket> (SET of
-         viewer hashes), same hash tag, same slot (built here, like KEYS[4]'s buckets)
-KEYS[2]  play counter STRING (…:ix:{<tag>}:plays:<itemId>)
-KEYS[3]  all-time plays ranking ZSET of the partition (…:rank:{<tag>}:all:plays)
-KEYS[4]  per-minute bucket key PREFIX (…:rank:{<tag>}:min:plays:); the bucket is KEYS[4] .. <unix minute
-         from TIME>, same hash tag, same slot
-KEYS[5]  the partition's event STREAM (…:ix:{<tag>}:stream)
-KEYS[6]  the item's tombstone STRING (…:ix:{<tag>}:gone:<itemId>), set by Interactions.forget
-
-ARGV[1]  dedupe window W (ms, integer >= 1): the generation length
-ARGV[2]  item id (decimal string)
-ARGV[3]  ranking member: the item id zero-padded to 20 digits
-ARGV[4]  viewer: 'u<userId>' or 'a<hash of client IP + user agent>' (for the event)
-ARGV[5]  top K kept in the all-time ranking ZSET (integer >= 1)
-ARGV[6]  minute bucket TTL (ms)
-ARGV[7]  viewer hash h: decimal integer in [1, 2^53 - 1], canonical (no sign, no leading zero)
-ARGV[8]  split load T (integer >= 1): a generation of n hashes has max(1, ceil(n / T)) buckets
-ARGV[9]  optional, tests only: the clock (ms since the epoch) to use instead of TIME
 
 Returns: { counted (1 counted, 0 a repeat inside the window, -1 the item is forgotten: nothing
              read or written but the tombstone, count 0),

@@ -11,6 +11,7 @@ PEXPIRETIME names the window it counts: a key whose expiry is not this
 window's end is stale and counts as empty; a key that lost its TTL is
 re-armed (PEXPIREAT) and keeps its count (never lives forever).
 
+KEYS[1] ..  the keys of decision 1, then of decision 2, and so on; decision i's:
 KEYS[i]    decision i's counter: units admitted in the current window (string integer)
 ARGV[1]    limit: units admitted per window (integer >= 1)
 ARGV[2]    windowMs: window length (ms, integer >= 1)

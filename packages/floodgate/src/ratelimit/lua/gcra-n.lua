@@ -12,6 +12,7 @@ newTAT - tau. A rejected request leaves the TAT unchanged. The key expires
 (PX) when the TAT is reached (a missing key = full capacity). Admitted units
 over any interval of d ms: at most burst + limit x d / windowMs.
 
+KEYS[1] ..  the keys of decision 1, then of decision 2, and so on; decision i's:
 KEYS[i]    decision i's theoretical arrival time (ms since epoch, decimal string)
 ARGV[1]    limit: units per window, the sustained rate (integer >= 1)
 ARGV[2]    windowMs: window (ms, integer >= 1)

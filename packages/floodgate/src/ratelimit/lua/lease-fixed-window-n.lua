@@ -24,6 +24,7 @@ window has expired with it. A cancel (`cancelId`, with cost 0) gives back the
 units its grant recorded in this window, once; before its grant, it makes the
 grant refuse.
 
+KEYS[1] ..  the keys of call 1, then of call 2, and so on; call i's:
 KEYS[2i-1]  call i's counter of units reserved in the current window (string integer)
 KEYS[2i]    call i's grants of the current window (hash: grant id -> units, or "x")
 ARGV[1]     limit: units admitted per window (integer >= 1)

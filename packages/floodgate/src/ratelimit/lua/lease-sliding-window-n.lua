@@ -26,6 +26,7 @@ cancel (`cancelId`, with cost 0) gives back the units its grant recorded in the
 current or the previous window, once; before its grant, it makes the grant
 refuse.
 
+KEYS[1] ..  the keys of call 1, then of call 2, and so on; call i's:
 KEYS[4i-3]  call i's counter of the windows with an even index (floor(ms / windowMs))
 KEYS[4i-2]  call i's counter of the windows with an odd index
 KEYS[4i-1]  call i's grants of the windows with an even index (hash: grant id -> units, or "x")

@@ -14,6 +14,7 @@ the next n), so no sequence key is needed. Rejected requests are not
 recorded. Members with score <= now - windowMs have left the window and are
 removed first.
 
+KEYS[1] ..  the keys of decision 1, then of decision 2, and so on; decision i's:
 KEYS[i]    decision i's log: ZSET member "<ms>-<n>", score = admission time (ms since epoch)
 ARGV[1]    limit: units admitted per trailing window (integer >= 1)
 ARGV[2]    windowMs: window length (ms, integer >= 1)

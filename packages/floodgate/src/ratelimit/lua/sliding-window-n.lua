@@ -17,6 +17,7 @@ Bound (any trailing window ending e ms into aligned window [s, s + W)):
 admitted <= limit + previous x e / W < 2 x limit; the estimate is exact
 when the previous window's traffic was uniform.
 
+KEYS[1] ..  the keys of decision 1, then of decision 2, and so on; decision i's:
 KEYS[2i-1]  decision i's counter of the windows with an even index (floor(ms / windowMs))
 KEYS[2i]    decision i's counter of the windows with an odd index
 ARGV[1]     limit: units per window (integer >= 1)

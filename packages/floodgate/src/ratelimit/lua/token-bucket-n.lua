@@ -17,6 +17,7 @@ written by an earlier version as HASH { tokens, ts } is read and replaced
 on the next admission. Admitted units over any interval of d ms: at most
 burst + limit x d / windowMs.
 
+KEYS[1] ..  the keys of decision 1, then of decision 2, and so on; decision i's:
 KEYS[i]    decision i's bucket: STRING fullAt (ms since epoch, a decimal number)
 ARGV[1]    limit: tokens refilled per window (integer >= 1)
 ARGV[2]    windowMs: refill window (ms, integer >= 1)
