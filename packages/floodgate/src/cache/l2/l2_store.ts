@@ -40,6 +40,8 @@ export class L2Store {
   private readonly gets: GetBatcher
   /** The read-claims of a poll phase, one `read-claim-n.lua` call per connection (see `read_claim_batch.ts`). */
   private readonly claims: ReadClaimBatcher
+  /** Read-claims whose reply was lost, given back once a call succeeds again ({@link readOrClaim}). */
+  private lostClaims: { key: string; token: string; tracked: { connection: Redis } | undefined }[] = []
   /** The client when it is a single node (GETs are batched), undefined on a cluster. */
   private readonly singleNode: Redis | undefined
 
@@ -95,6 +97,7 @@ export class L2Store {
         'cache L2',
         (result) => {
           this.breaker.success()
+          if (this.lostClaims.length > 0) this.giveBackLostClaims()
           resolve(result)
         },
         (error) => {
@@ -195,8 +198,8 @@ export class L2Store {
    * round trip when the value is absent (`lua/read-claim-n.lua`; the misses of one poll phase on one
    * connection share a call). `tracked`: sent on that connection (the tracked L1's) so Redis
    * tracks the value key as it would a GET's. When no reply comes back (Redis failed or the
-   * deadline passed) it answers {@link UNAVAILABLE} and gives back, in the background, the lock
-   * the call may have taken.
+   * deadline passed) it answers {@link UNAVAILABLE}; a lock the call took is given back when its
+   * late reply says so, or (no reply at all) once a call of this store succeeds again.
    */
   async readOrClaim(
     key: string,
@@ -205,18 +208,33 @@ export class L2Store {
     tracked?: { connection: Redis },
   ): Promise<ReadClaim | Unavailable> {
     const k = this.keysOf(key)
-    let sent = false
+    let call: Promise<ReadClaim> | undefined
     const reply = await this.guard(() => {
-      sent = true
-      return this.claims.claim(tracked?.connection ?? this.redis, {
+      call = this.claims.claim(tracked?.connection ?? this.redis, {
         keys: [k.value, k.version, k.lock, k.wait],
         token,
         lockTtlMs,
       })
+      return call
     })
-    // as in claim(): sent after the call on the same connection, abandon-2.lua runs after it
-    if (reply === UNAVAILABLE && sent) void this.abandon(key, token, 0, tracked)
+    // As in claim(), abandon-2.lua gives back a lock the call took, sent after it on its
+    // connection: at once when its late reply says it did; after a late error (outcome unknown)
+    // once a call succeeds again, as a black-holed Redis would hold one more command per lost read.
+    if (reply === UNAVAILABLE && call !== undefined)
+      call.then(
+        (late) => {
+          if (late.kind === 'acquired') void this.abandon(key, token, 0, tracked)
+        },
+        () => this.lostClaims.push({ key, token, tracked }),
+      )
     return reply
+  }
+
+  /** Sends abandon-2.lua for every read-claim whose reply was lost (a claim it took is released). */
+  private giveBackLostClaims(): void {
+    const lost = this.lostClaims
+    this.lostClaims = []
+    for (const { key, token, tracked } of lost) void this.abandon(key, token, 0, tracked)
   }
 
   /**
