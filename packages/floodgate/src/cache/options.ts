@@ -138,11 +138,9 @@ export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> 
   /** Attempts for a failed L2 invalidation, retried in the background with backoff. @default 5 */
   invalidateRetries?: number
   /**
-   * Most ids of one L2 read batch: on a single node, the L2 reads of L1 misses this cache sends on
-   * one connection during one event-loop poll phase leave as one `read-claim-n.lua` call of up to
-   * this many ids, and its single-key GETs (after a wake-up, or with a remote Bloom gate) as one
-   * MGET (a full batch leaves at once); 1 sends a call per read. Batch reads (`getManyOrLoad`)
-   * are one MGET anyway.
+   * Most keys of one L2 read batch: on a single node, the single-key L2 GETs this cache sends on one
+   * connection during one event-loop poll phase leave as one MGET of up to this many keys (a full
+   * batch leaves at once); 1 sends a GET per read. Batch reads (`getManyOrLoad`) are one MGET anyway.
    * @default 256
    */
   readBatchMaxKeys?: number

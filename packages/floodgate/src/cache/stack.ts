@@ -13,7 +13,7 @@ import {
 } from '../observability/index.js'
 import { KeySpace } from '../redis/index.js'
 import { CacheBus } from './bus/cache_bus.js'
-import { type Waiter, WakeWaiters } from './bus/wake_waiters.js'
+import { WakeWaiters } from './bus/wake_waiters.js'
 import { type Codec, jsonCodec } from './codec.js'
 import { decodeEnvelope, type Envelope, encodeNegative, encodeValue } from './envelope.js'
 import { CacheEventEmitter, type CacheOutcome } from './events.js'
@@ -28,7 +28,6 @@ import {
   type ResolvedCallOptions,
   resolveCacheOptions,
 } from './options.js'
-import type { ReadClaim } from './scripts.js'
 import { Singleflight } from './singleflight.js'
 import { drawTtlMs } from './ttl.js'
 
@@ -45,19 +44,6 @@ export interface PendingEnvelope {
   physicalTtlMs: number
   /** `nx` for a negative entry: never written over a real value. */
   mode: 'set' | 'nx'
-}
-
-/**
- * An L1 miss's L2 read-claim (`L2Store.readOrClaim`), as its sender saw it: the reply, what its
- * L1 may keep of a value (a tracked read), the epoch it began in, and the wake-up it registered
- * before sending (for a `busy` reply; the others cancel it).
- */
-export interface ReadOutcome {
-  reply: ReadClaim | Unavailable
-  token: string
-  admission: L1Admission | undefined
-  epoch: number
-  waiter: Waiter
 }
 
 /**
@@ -78,8 +64,6 @@ export class CacheStack<T> {
   readonly bus: CacheBus
   readonly waiters = new WakeWaiters()
   readonly flights = new Singleflight<Loaded<T>>((id) => this.count('load_joined', id))
-  /** L1 misses' L2 read-claims in flight (`read_one.ts`), joined by later misses of the id. */
-  readonly reads = new Singleflight<ReadOutcome>()
   readonly refreshes = new Singleflight<void>()
   readonly generations: NamespaceGenerations
   private readonly spanAttributes: SpanAttributes
@@ -105,11 +89,6 @@ export class CacheStack<T> {
       this.o.redisDeadline,
       (error) => this.count('redis_error', undefined, error),
       this.o.readBatchMaxKeys,
-      // a read after a write (or an announced invalidation) of its id must not join one begun before
-      (keys) => {
-        this.reads.forget(keys)
-        this.flights.forget(keys)
-      },
     )
     this.generations = new NamespaceGenerations(this.l2)
     this.bus = new CacheBus(this.o.redis, this.l2.wakeChannel, this.l2.busChannel, {

@@ -238,7 +238,7 @@ describe('on Redis Cluster, through the public APIs', () => {
     expect(bloom.stats.failOpenRedisError).toBe(0)
   })
 
-  it('Cache: getOrLoad (read-claim, fill), a failing loader (abandon), SWR refresh (claim), set, getManyOrLoad, invalidate; a waiter is woken', async () => {
+  it('Cache: getOrLoad (claim, fill), a failing loader (abandon), set, getManyOrLoad, invalidate; a waiter is woken', async () => {
     const a = createCache<string>({ redis: cluster, name: 'video', prefix, redisTimeoutMs: 2000 })
     const b = createCache<string>({ redis: cluster, name: 'video', prefix, redisTimeoutMs: 2000 })
     try {
@@ -266,22 +266,6 @@ describe('on Redis Cluster, through the public APIs', () => {
       release()
       expect(await leader).toBe('v3')
       expect(await waiter).toBe('v3')
-      // past its logical TTL, inside grace: served stale, refreshed behind (claim-4.lua, mode 'refresh')
-      const swr = createCache<string>({
-        redis: cluster,
-        name: 'swr',
-        prefix,
-        redisTimeoutMs: 2000,
-        l1: false,
-      })
-      try {
-        await swr.getOrLoad('8', async () => 'v8', { ttlMs: 100 })
-        await sleep(200)
-        expect(await swr.getOrLoad('8', async () => 'v8 again')).toBe('v8')
-        await expect.poll(() => swr.getOrLoad('8', async () => 'unused')).toBe('v8 again')
-      } finally {
-        swr.close()
-      }
       await a.set('4', 'v4')
       const many = await b.getManyOrLoad(['1', '4', '5', '6', '7'], async (keys) =>
         keys.map((k) => `batch${k}`),

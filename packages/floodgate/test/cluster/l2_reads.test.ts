@@ -1,6 +1,6 @@
-// An MGET or a multi-item read-claim must not span hash slots, and every cache key has its own
-// hash tag: on a cluster the L2 reads of a cache stay one call per key (an L1 miss: one
-// read-claim-n.lua item; a batch: one GET per key), whichever copy of ioredis made the Cluster client.
+// An MGET must not span hash slots, and every cache key has its own hash tag: on a cluster the
+// L2 reads of a cache stay one GET per key (a batch: one GET per key too), whichever copy of
+// ioredis made the Cluster client.
 import type { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CacheOutcome, createCache } from '../../src/index.js'
