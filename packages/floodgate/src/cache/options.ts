@@ -138,9 +138,11 @@ export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> 
   /** Attempts for a failed L2 invalidation, retried in the background with backoff. @default 5 */
   invalidateRetries?: number
   /**
-   * Most keys of one L2 read batch: on a single node, the single-key L2 GETs this cache sends on one
-   * connection during one event-loop poll phase leave as one MGET of up to this many keys (a full
-   * batch leaves at once); 1 sends a GET per read. Batch reads (`getManyOrLoad`) are one MGET anyway.
+   * Most ids of one L2 read batch: on a single node, the single-key GETs this cache sends on one
+   * connection during one event-loop poll phase leave as one MGET of up to this many keys, and
+   * its L1 misses' read-claims (while most recent reads miss) as one `read-claim-n.lua` call (a
+   * full batch leaves at once); 1 sends a call per read. Batch reads (`getManyOrLoad`) are one
+   * MGET anyway.
    * @default 256
    */
   readBatchMaxKeys?: number
@@ -180,6 +182,15 @@ export const CACHE_DEFAULTS = {
    * re-claims this often (ms) instead, the older design's 50 ms poll (one claim per waiting key).
    */
   busDownPollMs: 50,
+  /**
+   * An L1 miss claims the loader lock in its L2 read (`read-claim-n.lua`, one round trip) while
+   * at least this share of this cache's recent L2 reads missed, else it sends a plain GET (an L2
+   * hit costs ~4× less CPU that way) and claims after a miss. Recent: an exponentially weighted
+   * mean, each read weighing {@link missRateWeight}.
+   */
+  readClaimMissRate: 0.5,
+  /** Weight of the newest L2 read in that mean (1/32: about the last 32 reads). */
+  missRateWeight: 1 / 32,
   l1: { ttlMs: 10_000, maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, trackedMaxAgeMs: 300_000 },
   breaker: BREAKER_DEFAULTS,
   invalidateRetries: 5,

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { tracingOn } from '../observability/index.js'
 import { gateAt, passGate } from './bloom_step.js'
+import type { Waiter } from './bus/wake_waiters.js'
 import type { Envelope } from './envelope.js'
 import { loadAndFill, loadWithoutL2 } from './fill.js'
 import type { L1Entry } from './l1/l1_cache.js'
@@ -7,7 +9,8 @@ import { UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { userKeyOf } from './namespace/scoped_key.js'
 import { isNotFound } from './not_found.js'
 import { CACHE_DEFAULTS, type ResolvedCallOptions } from './options.js'
-import { type CacheStack, entryValue, type Loaded, type Loader, unwrap } from './stack.js'
+import type { Claim } from './scripts.js'
+import { type CacheStack, entryValue, type Loaded, type Loader, type ReadOutcome, unwrap } from './stack.js'
 import { jitteredMs } from './ttl.js'
 
 /**
@@ -20,6 +23,9 @@ import { jitteredMs } from './ttl.js'
  * 5. singleflight → Redis lock (claim-4.lua) → the winner loads and fills; the others wait for
  *    the fill's wake-up, up to a jittered deadline, then serve stale if they have it or load
  *    without writing. Redis unavailable at 3 or 5: load, keep the result in L1 only.
+ * Without a remote gate, while at least half the recent L2 reads missed (`missRate`), 3 and 5
+ * begin in one round trip (read-claim-n.lua: the value, or the claim when there is none), shared
+ * by the misses of the id in this process.
  * @returns the value, or `undefined` for not found.
  * @throws whatever `loader` throws (errors are never cached).
  */
@@ -32,23 +38,111 @@ export function readOne<T>(
   const now = Date.now()
   const local = readLocal(stack, id, now)
   if (local !== undefined) return Promise.resolve(unwrap(local.value))
-  const epoch = stack.epoch
   if (gateAt(o, 'before_l2'))
     return passGate(stack, o, [id], 'before_l2').then((passed) =>
-      passed.length === 0
-        ? undefined
-        : stack.readEntry(id).then((entry) => afterL2(stack, id, loader, o, now, epoch, entry)),
+      passed.length === 0 ? undefined : readRemote(stack, id, loader, o, now),
     )
-  // a tracked L1 reads on its own connection (rare: its entries stay until invalidated)
-  if (stack.l1?.tracks)
-    return stack.readEntry(id).then((entry) => afterL2(stack, id, loader, o, now, epoch, entry))
-  // no async function on an L2 hit: it is decoded and answered in the read's own callback
-  return stack.readBytes(id).then((raw) => {
-    const entry = raw === UNAVAILABLE ? raw : stack.decode(id, raw)
+  return readRemote(stack, id, loader, o, now)
+}
+
+/** Steps 3 to 5, after an L1 miss (and the in-process gate). */
+function readRemote<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  now: number,
+): Promise<T | undefined> {
+  // A GET first, the claim after a miss: while most reads hit (a read-claim costs an L2 hit ~4×
+  // the CPU of a batched GET), and with a remote gate, which sits between the read and the claim.
+  if (gateAt(o, 'after_l2') || stack.missRate.value < CACHE_DEFAULTS.readClaimMissRate) {
+    const epoch = stack.epoch
+    if (stack.l1?.tracks)
+      return stack.readEntry(id).then((entry) => afterL2(stack, id, loader, o, now, epoch, entry))
+    return stack.readBytes(id).then((raw) => {
+      const entry = raw === UNAVAILABLE ? raw : stack.decode(id, raw)
+      // a corrupt entry: a miss once its delete is done
+      if (entry instanceof Promise) return entry.then(() => loadMissing(stack, id, loader, o, undefined))
+      return afterL2(stack, id, loader, o, now, epoch, entry)
+    })
+  }
+  const load = stack.flights.join(id)
+  if (load !== undefined) return load.then(unwrap)
+  // one round trip reads L2 and, when it misses, claims the lock (read-claim-n.lua); later misses
+  // of the id join it until a write of the id
+  let sender = false
+  return stack.reads
+    .run(id, () => {
+      sender = true
+      return sendReadClaim(stack, id, o)
+    })
+    .then((outcome) => afterReadClaim(stack, id, loader, o, outcome, sender))
+}
+
+/** Sends an L1 miss's read-claim, on the tracked L1's connection while it tracks. */
+function sendReadClaim<T>(stack: CacheStack<T>, id: string, o: ResolvedCallOptions): Promise<ReadOutcome> {
+  const epoch = stack.epoch
+  const l1 = stack.l1
+  const tracked = l1?.tracks ? l1.beginRead(stack.l2.valueKey(id)) : undefined
+  stack.noteLockTtl(o.lockTtlMs)
+  // randomUUID draws from a buffered pool: ~0.3 µs, where randomBytes(16) cost ~8 µs per miss
+  const token = randomUUID()
+  // before the call: a fill's wake-up racing a `busy` reply is not lost
+  const waiter = stack.waiters.register(id)
+  const call = () => stack.l2.readOrClaim(id, token, o.lockTtlMs, tracked)
+  return (tracingOn() ? stack.step('l2_read', call) : call()).then((reply) => ({
+    reply,
+    token,
+    admission: l1?.settle(tracked),
+    epoch,
+    waiter,
+  }))
+}
+
+/**
+ * A read-claim's answer, for its sender and for the misses that joined it: a value is decoded by
+ * each (its own copy) and served as step 3 serves it (kept in L1 by the sender only: a tracked
+ * read's admission is the sender's); a claim or no reply makes the sender's load, or wait for
+ * another process's, the one flight every joiner shares.
+ */
+function afterReadClaim<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  outcome: ReadOutcome,
+  sender: boolean,
+): T | undefined | Promise<T | undefined> {
+  const { reply } = outcome
+  if (sender && reply !== UNAVAILABLE) stack.missRate.note(reply.kind !== 'value')
+  if (reply !== UNAVAILABLE && reply.kind === 'value') {
+    if (sender) outcome.waiter.cancel()
+    const entry = stack.decode(id, reply.bytes)
     // a corrupt entry: a miss once its delete is done
     if (entry instanceof Promise) return entry.then(() => loadMissing(stack, id, loader, o, undefined))
-    return afterL2(stack, id, loader, o, now, epoch, entry)
-  })
+    if (entry !== undefined) {
+      if (sender && outcome.admission !== undefined) entry.admission = outcome.admission
+      const served = servedFromL2(stack, id, loader, o, Date.now(), outcome.epoch, entry, sender)
+      if (served !== undefined) return unwrap(served)
+    }
+    return loadMissing(stack, id, loader, o, entry) // past grace
+  }
+  const load = stack.flights.join(id)
+  if (!sender) return load !== undefined ? load.then(unwrap) : loadMissing(stack, id, loader, o, undefined)
+  if (load !== undefined) {
+    // a newer flight of the id (begun after a write forgot this read): join it, give the lock back
+    outcome.waiter.cancel()
+    if (reply !== UNAVAILABLE && reply.kind === 'acquired') void stack.l2.abandon(id, outcome.token, 0)
+    return load.then(unwrap)
+  }
+  if (reply === UNAVAILABLE) {
+    outcome.waiter.cancel()
+    return stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, true, undefined)).then(unwrap)
+  }
+  const first = { claim: reply, waiter: outcome.waiter, token: outcome.token }
+  return stack.flights
+    .run(id, () => loadThroughLock(stack, id, loader, o, false, undefined, first))
+    .then(unwrap)
 }
 
 /** Step 1: the fresh L1 entry of `id`, counted (`l1_hit` / `negative_hit`); undefined (not counted) when L1 has none. */
@@ -68,19 +162,39 @@ function afterL2<T>(
   epoch: number,
   entry: Envelope<T> | undefined | Unavailable,
 ): T | undefined | Promise<T | undefined> {
+  if (entry !== UNAVAILABLE) stack.missRate.note(entry === undefined)
   if (entry !== UNAVAILABLE && entry !== undefined) {
-    if (entry.expiresAtMs > now) {
-      stack.count(entry.kind === 'negative' ? 'negative_hit' : 'l2_hit', id)
-      stack.remember(id, entry, o, epoch)
-      return unwrap(entryValue(entry))
-    }
-    if (entry.expiresAtMs + o.staleWhileRevalidateMs > now) {
-      stack.count('stale_served', id)
-      refreshInBackground(stack, id, loader, o)
-      return unwrap(entryValue(entry))
-    }
+    const served = servedFromL2(stack, id, loader, o, now, epoch, entry, true)
+    if (served !== undefined) return unwrap(served)
   }
   return loadMissing(stack, id, loader, o, entry)
+}
+
+/**
+ * An L2 entry's answer: a fresh one (counted a hit; kept in L1 when `keep`), or a stale one
+ * inside grace (counted `stale_served`, refreshed in the background); undefined past grace.
+ */
+function servedFromL2<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  now: number,
+  epoch: number,
+  entry: Envelope<T>,
+  keep: boolean,
+): Loaded<T> | undefined {
+  if (entry.expiresAtMs > now) {
+    stack.count(entry.kind === 'negative' ? 'negative_hit' : 'l2_hit', id)
+    if (keep) stack.remember(id, entry, o, epoch)
+    return entryValue(entry)
+  }
+  if (entry.expiresAtMs + o.staleWhileRevalidateMs > now) {
+    stack.count('stale_served', id)
+    refreshInBackground(stack, id, loader, o)
+    return entryValue(entry)
+  }
+  return undefined
 }
 
 /** Steps 4 and 5: the remote Bloom gate (`after_l2`), then singleflight and the lock. */
@@ -101,6 +215,7 @@ async function loadMissing<T>(
 /**
  * A miss: become the loader (Redis lock, `floodgate.cache.lock_claim` spans), or wait for the one
  * that is (`floodgate.cache.lock_wait` spans). `redisDown`: L2 just failed; load directly.
+ * `first`: the claim a read-claim took (or found held) under its token, with the wake-up it registered.
  */
 async function loadThroughLock<T>(
   stack: CacheStack<T>,
@@ -109,17 +224,21 @@ async function loadThroughLock<T>(
   o: ResolvedCallOptions,
   redisDown: boolean,
   stale: Loaded<T> | undefined,
+  first?: { claim: Claim; waiter: Waiter; token: string },
 ): Promise<Loaded<T>> {
   const epoch = stack.epoch
   if (redisDown) return loadWithoutL2(stack, id, loader, o, epoch)
   stack.noteLockTtl(o.lockTtlMs)
   // randomUUID draws from a buffered pool: ~0.3 µs, where randomBytes(16) cost ~8 µs per miss
-  const token = randomUUID()
+  const token = first?.token ?? randomUUID()
   const deadline = Date.now() + jitteredMs(o.lockWaitMs, o.lockWaitJitterMs)
   let counted = false
+  let given = first
   for (;;) {
-    const waiter = stack.waiters.register(id)
-    const claim = await stack.step('lock_claim', () => stack.l2.claim(id, token, o.lockTtlMs, 'miss'))
+    const waiter = given?.waiter ?? stack.waiters.register(id)
+    const claim =
+      given?.claim ?? (await stack.step('lock_claim', () => stack.l2.claim(id, token, o.lockTtlMs, 'miss')))
+    given = undefined
     if (claim === UNAVAILABLE) {
       waiter.cancel()
       return loadWithoutL2(stack, id, loader, o, epoch)

@@ -6,6 +6,8 @@ import { LuaScript } from '../redis/lua_script.js'
 export const claimScript = new LuaScript(new URL('./lua/claim-4.lua', import.meta.url))
 /** Write a loaded value if the version did not move and the lock is still ours (`lua/fill-4.lua`). */
 export const fillScript = new LuaScript(new URL('./lua/fill-4.lua', import.meta.url))
+/** The L2 reads of L1 misses, each claiming its lock when absent (`lua/read-claim-n.lua`). */
+export const readClaimScript = new LuaScript(new URL('./lua/read-claim-n.lua', import.meta.url))
 /** Give up (or keep as a back-off) a failed loader's lock and wake waiters (`lua/abandon-2.lua`). */
 export const abandonScript = new LuaScript(new URL('./lua/abandon-2.lua', import.meta.url))
 /** Delete a value and move its version (`lua/invalidate-2.lua`). */
@@ -29,6 +31,32 @@ export function claimReply(reply: unknown): Claim {
     return { kind: 'busy', version, pttlMs: pttl }
   }
   throw new ScriptContractError(claimScript.name, reply)
+}
+
+/** One item's answer from `read-claim-n.lua`: the value's bytes, or the claim (no `exists`: the read is the check). */
+export type ReadClaim =
+  | { kind: 'value'; bytes: Buffer }
+  | { kind: 'acquired'; version: string }
+  | { kind: 'busy'; version: string; pttlMs: number }
+
+/**
+ * `read-claim-n.lua` (Buffer replies): one `{0, value}`, `{1, version}` or `{2, version, pttl}`
+ * per item, `items` of them.
+ * @throws {ScriptContractError} for any other shape.
+ */
+export function readClaimReplies(reply: unknown, items: number): ReadClaim[] {
+  if (!Array.isArray(reply) || reply.length !== items)
+    throw new ScriptContractError(readClaimScript.name, reply)
+  return reply.map((item: unknown) => {
+    if (Array.isArray(item) && Buffer.isBuffer(item[1])) {
+      const [state, bytes, pttl] = item as [unknown, Buffer, unknown]
+      if (state === 0 && item.length === 2) return { kind: 'value', bytes }
+      const version = bytes.toString('latin1')
+      if (state === 1 && item.length === 2) return { kind: 'acquired', version }
+      if (state === 2 && typeof pttl === 'number') return { kind: 'busy', version, pttlMs: pttl }
+    }
+    throw new ScriptContractError(readClaimScript.name, reply)
+  })
 }
 
 /** `fill-4.lua`: written, or why not. */

@@ -15,9 +15,27 @@ export class Singleflight<R> {
       this.onJoin?.(key)
       return existing
     }
-    const promise = fn().finally(() => this.inFlight.delete(key))
+    const promise = fn().finally(() => {
+      if (this.inFlight.get(key) === promise) this.inFlight.delete(key)
+    })
     this.inFlight.set(key, promise)
     return promise
+  }
+
+  /** Joins the call in flight for `key` (counted as a join); undefined when there is none. */
+  join(key: string): Promise<R> | undefined {
+    const existing = this.inFlight.get(key)
+    if (existing !== undefined) this.onJoin?.(key)
+    return existing
+  }
+
+  /**
+   * Lets no later call join the calls in flight for `keys` (all keys when undefined): they finish
+   * for the callers they have; the next call for such a key runs `fn` anew.
+   */
+  forget(keys?: readonly string[]): void {
+    if (keys === undefined) this.inFlight.clear()
+    else for (const key of keys) this.inFlight.delete(key)
   }
 
   /** True while a call for `key` runs. */

@@ -13,21 +13,24 @@ import {
 } from '../observability/index.js'
 import { KeySpace } from '../redis/index.js'
 import { CacheBus } from './bus/cache_bus.js'
-import { WakeWaiters } from './bus/wake_waiters.js'
+import { type Waiter, WakeWaiters } from './bus/wake_waiters.js'
 import { type Codec, jsonCodec } from './codec.js'
 import { decodeEnvelope, type Envelope, encodeNegative, encodeValue } from './envelope.js'
 import { CacheEventEmitter, type CacheOutcome } from './events.js'
 import { type L1Admission, L1Cache } from './l1/l1_cache.js'
 import { L2Store, UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
+import { MissRate } from './miss_rate.js'
 import { NamespaceGenerations } from './namespace/generations.js'
 import { userKeyOf } from './namespace/scoped_key.js'
 import { isNotFound, NOT_FOUND, type NotFound } from './not_found.js'
 import {
+  CACHE_DEFAULTS,
   type CacheOptions,
   type ResolvedCacheOptions,
   type ResolvedCallOptions,
   resolveCacheOptions,
 } from './options.js'
+import type { ReadClaim } from './scripts.js'
 import { Singleflight } from './singleflight.js'
 import { drawTtlMs } from './ttl.js'
 
@@ -44,6 +47,19 @@ export interface PendingEnvelope {
   physicalTtlMs: number
   /** `nx` for a negative entry: never written over a real value. */
   mode: 'set' | 'nx'
+}
+
+/**
+ * An L1 miss's L2 read-claim (`L2Store.readOrClaim`), as its sender saw it: the reply, what its
+ * L1 may keep of a value (a tracked read), the epoch it began in, and the wake-up it registered
+ * before sending (for a `busy` reply; the others cancel it).
+ */
+export interface ReadOutcome {
+  reply: ReadClaim | Unavailable
+  token: string
+  admission: L1Admission | undefined
+  epoch: number
+  waiter: Waiter
 }
 
 /**
@@ -64,7 +80,11 @@ export class CacheStack<T> {
   readonly bus: CacheBus
   readonly waiters = new WakeWaiters()
   readonly flights = new Singleflight<Loaded<T>>((id) => this.count('load_joined', id))
+  /** L1 misses' L2 read-claims in flight (`read_one.ts`), joined by later misses of the id. */
+  readonly reads = new Singleflight<ReadOutcome>()
   readonly refreshes = new Singleflight<void>()
+  /** Share of recent L2 reads that missed: whether an L1 miss claims in its read (`read_one.ts`). */
+  readonly missRate = new MissRate(CACHE_DEFAULTS.missRateWeight)
   readonly generations: NamespaceGenerations
   private readonly spanAttributes: SpanAttributes
   private maxLockTtlMs: number
@@ -89,6 +109,11 @@ export class CacheStack<T> {
       this.o.redisDeadline,
       (error) => this.count('redis_error', undefined, error),
       this.o.readBatchMaxKeys,
+      // a read after a write (or an announced invalidation) of its id must not join one begun before
+      (keys) => {
+        this.reads.forget(keys)
+        this.flights.forget(keys)
+      },
     )
     this.generations = new NamespaceGenerations(this.l2)
     this.bus = new CacheBus(this.o.redis, this.l2.wakeChannel, this.l2.busChannel, {

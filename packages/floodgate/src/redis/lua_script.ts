@@ -64,6 +64,7 @@ export class LuaScript {
    * Runs the script: one EVALSHA round trip (two after a script-cache loss).
    * The command is built directly (no argument spreading through the client's generated
    * `evalsha` method); the client's `keyPrefix` and `commandTimeout` apply as usual.
+   * `replies: 'buffer'`: bulk strings come back as Buffers (binary values), integers as numbers.
    * @throws {StoreUnavailableError} on any Redis or connection error, with the original as `cause`.
    * @throws {ScriptContractError} when `keys` does not hold `numberOfKeys` keys.
    */
@@ -71,6 +72,7 @@ export class LuaScript {
     client: RedisClient,
     keys: readonly string[],
     args: readonly (string | number | Buffer)[],
+    replies: ReplyEncoding = 'utf8',
   ): Promise<unknown> {
     if (this.numberOfKeys !== undefined && keys.length !== this.numberOfKeys) {
       return Promise.reject(
@@ -80,7 +82,7 @@ export class LuaScript {
     const argv: (string | number | Buffer)[] = [this.sha1, keys.length]
     for (const key of keys) argv.push(key)
     for (const arg of args) argv.push(arg)
-    return this.send(client, argv)
+    return this.send(client, argv, replies)
   }
 
   /**
@@ -146,16 +148,20 @@ export class LuaScript {
    * the client's generated method, so commands of one event-loop tick share one write.
    * @throws {StoreUnavailableError} on any Redis or connection error, with the original as `cause`.
    */
-  send(client: RedisClient, argv: (string | number | Buffer)[]): Promise<unknown> {
+  send(
+    client: RedisClient,
+    argv: (string | number | Buffer)[],
+    replies: ReplyEncoding = 'utf8',
+  ): Promise<unknown> {
     const generation = this.generation
-    return sendScript(client, 'evalsha', argv).then(undefined, (error: unknown) => {
+    return sendScript(client, 'evalsha', argv, replies).then(undefined, (error: unknown) => {
       if (!isNoScript(error)) throw toStoreError(this.name, error)
       const evalArgv = argv.slice()
       evalArgv[0] = this.source
       return this.recover(
         generation,
-        () => sendScript(client, 'evalsha', argv),
-        () => sendScript(client, 'eval', evalArgv),
+        () => sendScript(client, 'evalsha', argv, replies),
+        () => sendScript(client, 'eval', evalArgv, replies),
       ).then(undefined, (retryError: unknown) => {
         throw toStoreError(this.name, retryError)
       })
@@ -189,8 +195,14 @@ interface CommandSender {
   sendCommand(command: Command): Promise<unknown>
 }
 
-/** What a client's generated `evalsha` and `eval` methods take. */
-type ScriptMethods = Record<'evalsha' | 'eval', (...argv: (string | number | Buffer)[]) => Promise<unknown>>
+/** How a script's bulk-string replies are decoded: utf8 strings, or Buffers. */
+export type ReplyEncoding = 'utf8' | 'buffer'
+
+/** What a client's generated `evalsha` and `eval` methods (and their `…Buffer` twins) take. */
+type ScriptMethods = Record<
+  'evalsha' | 'eval' | 'evalshaBuffer' | 'evalBuffer',
+  (...argv: (string | number | Buffer)[]) => Promise<unknown>
+>
 
 /**
  * Auto-pipelining applies only to the generated methods, so an auto-pipelined client gets them.
@@ -200,16 +212,26 @@ function sendScript(
   client: RedisClient,
   name: 'evalsha' | 'eval',
   argv: (string | number | Buffer)[],
+  replies: ReplyEncoding = 'utf8',
 ): Promise<unknown> {
   if (client.options.enableAutoPipelining === true && !isCluster(client)) {
-    return (client as unknown as ScriptMethods)[name](...argv)
+    const method = replies === 'buffer' ? (`${name}Buffer` as const) : name
+    return (client as unknown as ScriptMethods)[method](...argv)
   }
-  return (client as CommandSender).sendCommand(command(name, argv, client))
+  return (client as CommandSender).sendCommand(command(name, argv, client, replies))
 }
 
-/** The Command the client's generated method would build: utf8 replies, the client's key prefix. */
-function command(name: 'evalsha' | 'eval', argv: (string | number | Buffer)[], client: RedisClient): Command {
-  return new Command(name, argv, { replyEncoding: 'utf8', keyPrefix: client.options.keyPrefix })
+/** The Command the client's generated method would build: the client's key prefix; utf8 replies unless `buffer`. */
+function command(
+  name: 'evalsha' | 'eval',
+  argv: (string | number | Buffer)[],
+  client: RedisClient,
+  replies: ReplyEncoding = 'utf8',
+): Command {
+  return new Command(name, argv, {
+    replyEncoding: replies === 'buffer' ? null : 'utf8',
+    keyPrefix: client.options.keyPrefix,
+  })
 }
 
 function isNoScript(error: unknown): boolean {

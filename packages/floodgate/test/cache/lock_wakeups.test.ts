@@ -8,6 +8,7 @@ import { ConnectionGate, until } from '@floodgate/test-support'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UNAVAILABLE } from '../../src/cache/l2/l2_store.js'
+import { readClaimScript } from '../../src/cache/scripts.js'
 import type { CacheStack } from '../../src/cache/stack.js'
 import { type Cache, createCache, createRedisClient, DEADLINE_DEFAULTS } from '../../src/index.js'
 import { PrivateRedis, privateRedisClient } from '../support/redis_server.js'
@@ -147,5 +148,36 @@ describe('a lock waiter wakes when the value lands', () => {
     expect(read.ms).toBeLessThan(WOKEN_WITHIN_MS)
     // it loaded as the lock holder, so its value is in L2 for the next reader
     expect(await admin.exists(`${PREFIX}:c:${NAME}:{lost}`)).toBe(1)
+  })
+
+  it('when the holder lost its read-claim reply (an L1 miss: the read took the lock, its reply came late)', async () => {
+    const proxy = await StallingProxy.start(server.port)
+    closers.push(() => proxy.close())
+    // the default deadline (50 ms of idle loop) on the instance whose replies are held
+    const lost = await cacheOn(proxy.url, DEADLINE_DEFAULTS.timeoutMs)
+    await lost.cache.readyWithin(5_000)
+    const other = await cacheOn(server.url)
+    await other.cache.readyWithin(5_000)
+    await lost.client.client('SETNAME', 'lost-read-claim')
+    // in Redis' script cache already: a held NOSCRIPT reply would leave the script unrun
+    await admin.script('LOAD', readClaimScript.source)
+    proxy.holdReplies('lost-read-claim')
+    // the read-claim finds no value and takes the lock, but its caller gives up (redisTimeoutMs)
+    const stack = (lost.cache as unknown as { stack: CacheStack<string> }).stack
+    const claim = stack.l2.readOrClaim('lost-read', 'lost-token', 5_000)
+    await until(async () => (await admin.get(`${PREFIX}:c:${NAME}:{lost-read}:lock`)) === 'lost-token', {
+      everyMs: 2,
+      what: 'the lost claim run',
+    })
+    const reading = timedRead(other.cache, 'lost-read')
+    expect(await claim).toBe(UNAVAILABLE)
+    // the late reply says the lock was taken: given back at once (abandon-2.lua), the waiter woken
+    await sleep(100)
+    proxy.releaseReplies()
+    const read = await reading
+    expect(read.value).toBe('loaded by the waiter')
+    expect(read.ms).toBeLessThan(WOKEN_WITHIN_MS)
+    // it loaded as the lock holder, so its value is in L2 for the next reader
+    expect(await admin.exists(`${PREFIX}:c:${NAME}:{lost-read}`)).toBe(1)
   })
 })

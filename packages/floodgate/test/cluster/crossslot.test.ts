@@ -10,8 +10,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { CacheStack } from '../../src/cache/stack.js'
 import {
   BloomFilter,
+  CACHE_DEFAULTS,
   CountsReader,
   CountsRecovery,
   createCache,
@@ -238,7 +240,7 @@ describe('on Redis Cluster, through the public APIs', () => {
     expect(bloom.stats.failOpenRedisError).toBe(0)
   })
 
-  it('Cache: getOrLoad (claim, fill), a failing loader (abandon), set, getManyOrLoad, invalidate; a waiter is woken', async () => {
+  it('Cache: getOrLoad (claim, fill), a failing loader (abandon), SWR refresh, read-claim, set, getManyOrLoad, invalidate; a waiter is woken', async () => {
     const a = createCache<string>({ redis: cluster, name: 'video', prefix, redisTimeoutMs: 2000 })
     const b = createCache<string>({ redis: cluster, name: 'video', prefix, redisTimeoutMs: 2000 })
     try {
@@ -266,6 +268,43 @@ describe('on Redis Cluster, through the public APIs', () => {
       release()
       expect(await leader).toBe('v3')
       expect(await waiter).toBe('v3')
+      // past its logical TTL, inside grace: served stale, refreshed behind (claim-4.lua, mode 'refresh')
+      const swr = createCache<string>({
+        redis: cluster,
+        name: 'swr',
+        prefix,
+        redisTimeoutMs: 2000,
+        l1: false,
+      })
+      try {
+        await swr.getOrLoad('8', async () => 'v8', { ttlMs: 100 })
+        await sleep(200)
+        expect(await swr.getOrLoad('8', async () => 'v8 again')).toBe('v8')
+        await expect.poll(() => swr.getOrLoad('8', async () => 'unused')).toBe('v8 again')
+      } finally {
+        swr.close()
+      }
+      // once most recent reads missed, an L1 miss reads and claims in one read-claim-n.lua call (per key)
+      const cold = createCache<string>({
+        redis: cluster,
+        name: 'cold',
+        prefix,
+        redisTimeoutMs: 2000,
+        l1: false,
+      })
+      try {
+        for (let i = 0; i < 40; i++)
+          expect(await cold.getOrLoad(`w${i}`, async (k) => `v${k}`)).toBe(`vw${i}`)
+        const stack = (cold as unknown as { stack: CacheStack<string> }).stack
+        expect(stack.missRate.value).toBeGreaterThanOrEqual(CACHE_DEFAULTS.readClaimMissRate)
+        let loads = 0
+        const keys = ['x1', 'x2', 'x3', 'x1']
+        const values = await Promise.all(keys.map((k) => cold.getOrLoad(k, async () => `v${k} ${++loads}`)))
+        expect(values).toEqual(['vx1 1', 'vx2 2', 'vx3 3', 'vx1 1'])
+        expect(await cold.getOrLoad('w0', async () => 'unused')).toBe('vw0') // a hit through it too
+      } finally {
+        cold.close()
+      }
       await a.set('4', 'v4')
       const many = await b.getManyOrLoad(['1', '4', '5', '6', '7'], async (keys) =>
         keys.map((k) => `batch${k}`),

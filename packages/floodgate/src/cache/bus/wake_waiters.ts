@@ -1,3 +1,10 @@
+/** One registered wait for a key's wake-up (see {@link WakeWaiters.register}). */
+export interface Waiter {
+  /** Resolves `true` when the key is woken, `false` after `timeoutMs` (ms) or a cancel. */
+  woken(timeoutMs: number): Promise<boolean>
+  cancel(): void
+}
+
 /**
  * In-process registry of callers waiting for a cache key to be filled by
  * another process. One pub/sub subscription per cache feeds {@link wake};
@@ -11,7 +18,7 @@ export class WakeWaiters {
    * after `timeoutMs` (ms), plus a `cancel` that resolves it `false` at once.
    * Register before asking Redis, so a wake-up racing the reply is not lost.
    */
-  register(key: string): { woken: (timeoutMs: number) => Promise<boolean>; cancel: () => void } {
+  register(key: string): Waiter {
     let set = this.waiting.get(key)
     if (set === undefined) {
       set = new Set()

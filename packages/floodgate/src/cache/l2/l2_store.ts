@@ -12,9 +12,11 @@ import {
   fillReply,
   fillScript,
   invalidateScript,
+  type ReadClaim,
   setScript,
 } from '../scripts.js'
 import { GetBatcher } from './get_batch.js'
+import { ReadClaimBatcher } from './read_claim_batch.js'
 
 /** Returned instead of a reply when Redis failed, timed out, or the breaker is open. */
 export const UNAVAILABLE: unique symbol = Symbol('floodgate.cache.l2Unavailable')
@@ -36,6 +38,10 @@ export class L2Store {
   private readonly sharedReads = new Map<string, Promise<Buffer | null | Unavailable>>()
   /** The single-key GETs of a poll phase, one MGET per connection (see `get_batch.ts`). */
   private readonly gets: GetBatcher
+  /** The read-claims of a poll phase, one `read-claim-n.lua` call per connection (see `read_claim_batch.ts`). */
+  private readonly claims: ReadClaimBatcher
+  /** Read-claims whose reply was lost, given back once a call succeeds again ({@link readOrClaim}). */
+  private lostClaims: { key: string; token: string; tracked: { connection: Redis } | undefined }[] = []
   /** The client when it is a single node (GETs are batched), undefined on a cluster. */
   private readonly singleNode: Redis | undefined
 
@@ -47,8 +53,11 @@ export class L2Store {
     private readonly deadline: Deadline,
     private readonly onError: (error: unknown) => void,
     readBatchMaxKeys: number,
+    /** Called with the ids whose in-flight reads no later call may join (every id when undefined). */
+    private readonly onForget: (keys: readonly string[] | undefined) => void = () => {},
   ) {
     this.gets = new GetBatcher(readBatchMaxKeys)
+    this.claims = new ReadClaimBatcher(readBatchMaxKeys)
     this.singleNode = isCluster(redis) ? undefined : redis
     this.wakeChannel = keySpace.channel(`${area}:filled`)
     this.busChannel = keySpace.channel(`${area}:invalidate`)
@@ -88,6 +97,7 @@ export class L2Store {
         'cache L2',
         (result) => {
           this.breaker.success()
+          if (this.lostClaims.length > 0) this.giveBackLostClaims()
           resolve(result)
         },
         (error) => {
@@ -135,6 +145,7 @@ export class L2Store {
   forgetSharedReads(keys?: readonly string[]): void {
     if (keys === undefined) this.sharedReads.clear()
     else for (const key of keys) this.sharedReads.delete(key)
+    this.onForget(keys)
   }
 
   /** The value keys of `keys`, as bytes: one MGET on a single node, parallel GETs on a cluster (keys span slots). */
@@ -183,6 +194,50 @@ export class L2Store {
   }
 
   /**
+   * An L1 miss's L2 read, claiming the loader lock under `token` for `lockTtlMs` (ms) in the same
+   * round trip when the value is absent (`lua/read-claim-n.lua`; the misses of one poll phase on one
+   * connection share a call). `tracked`: sent on that connection (the tracked L1's) so Redis
+   * tracks the value key as it would a GET's. When no reply comes back (Redis failed or the
+   * deadline passed) it answers {@link UNAVAILABLE}; a lock the call took is given back when its
+   * late reply says so, or (no reply at all) once a call of this store succeeds again.
+   */
+  async readOrClaim(
+    key: string,
+    token: string,
+    lockTtlMs: number,
+    tracked?: { connection: Redis },
+  ): Promise<ReadClaim | Unavailable> {
+    const k = this.keysOf(key)
+    let call: Promise<ReadClaim> | undefined
+    const reply = await this.guard(() => {
+      call = this.claims.claim(tracked?.connection ?? this.redis, {
+        keys: [k.value, k.version, k.lock, k.wait],
+        token,
+        lockTtlMs,
+      })
+      return call
+    })
+    // As in claim(), abandon-2.lua gives back a lock the call took, sent after it on its
+    // connection: at once when its late reply says it did; after a late error (outcome unknown)
+    // once a call succeeds again, as a black-holed Redis would hold one more command per lost read.
+    if (reply === UNAVAILABLE && call !== undefined)
+      call.then(
+        (late) => {
+          if (late.kind === 'acquired') void this.abandon(key, token, 0, tracked)
+        },
+        () => this.lostClaims.push({ key, token, tracked }),
+      )
+    return reply
+  }
+
+  /** Sends abandon-2.lua for every read-claim whose reply was lost (a claim it took is released). */
+  private giveBackLostClaims(): void {
+    const lost = this.lostClaims
+    this.lostClaims = []
+    for (const { key, token, tracked } of lost) void this.abandon(key, token, 0, tracked)
+  }
+
+  /**
    * Runs fill-4.lua. Like the other writes it bypasses an open breaker's admission: the caller
    * holds the key's lock (its claim got through), and a skipped fill would leave the lock held
    * for its TTL and every waiter, on every instance, waiting out its deadline. On a dead Redis it
@@ -198,7 +253,7 @@ export class L2Store {
     mode: 'set' | 'nx',
   ): Promise<FillResult | Unavailable> {
     const k = this.keysOf(key)
-    this.sharedReads.delete(key)
+    this.forgetSharedReads([key])
     const reply = await this.guard(
       () =>
         fillScript.run(
@@ -212,11 +267,19 @@ export class L2Store {
     return fillReply(reply)
   }
 
-  /** Runs abandon-2.lua: releases the lock (or keeps it `backoffMs` ms as a back-off) and wakes waiters. */
-  abandon(key: string, token: string, backoffMs: number): Promise<unknown> {
+  /**
+   * Runs abandon-2.lua: releases the lock (or keeps it `backoffMs` ms as a back-off) and wakes
+   * waiters; on `on.connection` when given (the one the claim went on, so it runs after it).
+   */
+  abandon(key: string, token: string, backoffMs: number, on?: { connection: Redis }): Promise<unknown> {
     const k = this.keysOf(key)
     return this.guard(
-      () => abandonScript.run(this.redis, [k.lock, k.wait], [token, backoffMs, this.wakeChannel, key]),
+      () =>
+        abandonScript.run(
+          on?.connection ?? this.redis,
+          [k.lock, k.wait],
+          [token, backoffMs, this.wakeChannel, key],
+        ),
       true,
     )
   }
@@ -224,7 +287,7 @@ export class L2Store {
   /** Runs invalidate-2.lua. @returns false when Redis failed (the caller retries). */
   async invalidate(key: string, versionTtlMs: number): Promise<boolean> {
     const k = this.keysOf(key)
-    this.sharedReads.delete(key)
+    this.forgetSharedReads([key])
     const reply = await this.guard(
       () => invalidateScript.run(this.redis, [k.value, k.version], [versionTtlMs]),
       true,
@@ -235,13 +298,13 @@ export class L2Store {
   /** Runs set-2.lua. @throws {StoreUnavailableError} when Redis failed. */
   async set(key: string, envelope: Buffer, physicalTtlMs: number, versionTtlMs: number): Promise<void> {
     const k = this.keysOf(key)
-    this.sharedReads.delete(key)
+    this.forgetSharedReads([key])
     await setScript.run(this.redis, [k.value, k.version], [envelope, physicalTtlMs, versionTtlMs])
   }
 
   /** Deletes the value key only (a corrupt entry); never throws. */
   async deleteValue(key: string): Promise<void> {
-    this.sharedReads.delete(key)
+    this.forgetSharedReads([key])
     await this.guard(() => this.redis.del(this.valueKey(key)), true)
   }
 

@@ -18,16 +18,9 @@ Returns: one of
   {2, version, pttl}   another loader holds the lock for pttl more ms; in mode
                        'miss' the waiters flag is set so its fill publishes a wake-up
 ]]
+--- @include "includes/claim-lock"
+
 if ARGV[3] == 'miss' and redis.call('EXISTS', KEYS[1]) == 1 then
   return {0}
 end
-local version = redis.call('GET', KEYS[2]) or '0'
-if redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, version}
-end
-local pttl = redis.call('PTTL', KEYS[3])
-if pttl < 0 then pttl = tonumber(ARGV[2]) end
-if ARGV[3] == 'miss' then
-  redis.call('SET', KEYS[4], '1', 'PX', pttl)
-end
-return {2, version, pttl}
+return claimLock(KEYS[2], KEYS[3], KEYS[4], ARGV[1], ARGV[2], ARGV[3] == 'miss')
