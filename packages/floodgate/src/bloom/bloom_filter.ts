@@ -241,6 +241,7 @@ export class BloomFilter extends EventEmitter<{ failOpen: [BloomFailOpenEvent] }
    * in slices of `rebuildSliceMs` with a turn of the event loop between them.
    * @throws {LockTimeoutError} when another rebuild holds the lock past `lockWaitMs`.
    * @throws {BloomRebuildError} when the rebuild lost its lock, was aborted or superseded.
+   * @throws {BloomRebuiltElsewhereError} when `ifReadyIs` was given and another generation was published.
    * @throws {StoreUnavailableError} on a Redis error. On any error the served generation is unchanged.
    */
   async rebuild(source: AsyncIterable<readonly string[]>, options?: RebuildOptions): Promise<RebuildResult> {

@@ -5,7 +5,7 @@ export {
   FAIL_OPEN_LOG_INTERVAL_MS,
 } from './bloom_filter.js'
 export { BLOOM_REBUILD_DEFAULTS } from './defaults.js'
-export { BloomRebuildError } from './errors.js'
+export { BloomRebuildError, BloomRebuiltElsewhereError } from './errors.js'
 export type { Generations } from './layout.js'
 export {
   BLOOM_LIFECYCLE_DEFAULTS,

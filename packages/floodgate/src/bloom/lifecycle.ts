@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { equalJitterDelayMs } from '../backoff/index.js'
 import { LockTimeoutError } from '../lock/errors.js'
 import type { BloomFilter } from './bloom_filter.js'
+import { BloomRebuiltElsewhereError } from './errors.js'
 import type { RebuildResult } from './rebuild.js'
 
 /** Whether the gate uses the filter's "definitely absent" answers. */
@@ -147,11 +148,17 @@ export class BloomLifecycle {
    * @throws {LockTimeoutError} when a rebuild runs already (this or another instance).
    * @throws whatever the source throws, or a Redis / interruption error; the served generation is unchanged.
    */
-  async rebuild(): Promise<BloomRebuildReport> {
+  rebuild(): Promise<BloomRebuildReport> {
+    return this.rebuildOnce(undefined)
+  }
+
+  /** {@link rebuild}; with `ifReadyIs`, none if another generation was published since (`RebuildOptions.ifReadyIs`). */
+  private async rebuildOnce(ifReadyIs: number | null | undefined): Promise<BloomRebuildReport> {
     const failedBefore = this.failedAdds
     const result = await this.rebuilder.rebuild(this.options.source(), {
       lockWaitMs: 0,
       signal: this.closing.signal,
+      ifReadyIs,
     })
     if (this.failedAdds === failedBefore) this.trustState = 'trusted'
     const { bits, hashes, shards } = this.options.filter
@@ -187,10 +194,15 @@ export class BloomLifecycle {
       const before = acceptElsewhere ? await this.readyGeneration() : undefined
       let seen: number | null | undefined
       try {
-        await this.rebuild()
+        // trusted: a generation published since `before` holds what we would build
+        await this.rebuildOnce(this.trustState === 'trusted' ? before : undefined)
         if (this.trustState === 'trusted') return
       } catch (error) {
         if (signal.aborted) return
+        if (error instanceof BloomRebuiltElsewhereError) {
+          this.options.onEvent?.({ type: 'rebuilt-elsewhere', generation: error.generation })
+          return
+        }
         const retryInMs = Math.round(equalJitterDelayMs(attempt - 1, this.retryBaseMs, this.retryMaxMs))
         if (error instanceof LockTimeoutError) {
           seen = before

@@ -1,6 +1,6 @@
 import { Mutex } from '../lock/index.js'
 import type { KeySpace, RedisClient } from '../redis/index.js'
-import { BloomRebuildError } from './errors.js'
+import { BloomRebuildError, BloomRebuiltElsewhereError } from './errors.js'
 import type { BloomLayout } from './layout.js'
 import { LoopSlices } from './loop_slices.js'
 import type { BitPositions } from './positions.js'
@@ -13,6 +13,12 @@ export interface RebuildOptions {
   lockWaitMs?: number
   /** Cancels the rebuild between chunks; the served generation is left as it was. */
   signal?: AbortSignal
+  /**
+   * The `ready` generation the caller saw before asking (null: none). When, once the lock is
+   * held, `ready` points at another generation, another instance rebuilt meanwhile: nothing is
+   * rebuilt ({@link BloomRebuiltElsewhereError}). Unset: rebuild whatever is served.
+   */
+  ifReadyIs?: number | null
 }
 
 export interface RebuildResult {
@@ -75,6 +81,9 @@ export async function rebuildGeneration(
   let generation = 0
   try {
     const before = await layout.readGenerations(redis)
+    // checked under the lock: a holder that published and released just before we took it
+    if (options.ifReadyIs !== undefined && before.ready !== null && before.ready !== options.ifReadyIs)
+      throw new BloomRebuiltElsewhereError(before.ready)
     generation = await redis.hincrby(layout.meta, 'seq', 1)
     // SETBIT of the last bit allocates the whole bitmap, so add-1.lua finds the key
     await Promise.all(

@@ -23,6 +23,8 @@ export const FLOODGATE_ERROR_CODES = {
   LOCK_RELEASED: 'FLOODGATE_LOCK_RELEASED',
   /** `BloomRebuildError`: a rebuild was superseded or lost its lock. */
   BLOOM_REBUILD_FAILED: 'FLOODGATE_BLOOM_REBUILD_FAILED',
+  /** `BloomRebuiltElsewhereError`: a conditional rebuild found a generation published meanwhile. */
+  BLOOM_REBUILT_ELSEWHERE: 'FLOODGATE_BLOOM_REBUILT_ELSEWHERE',
   /** `RebuildAbortedError`: a counters rebuild stopped (lock lost, closing). */
   REBUILD_ABORTED: 'FLOODGATE_REBUILD_ABORTED',
   /** `CountersDatabaseError`: PostgreSQL failed under the counters. */

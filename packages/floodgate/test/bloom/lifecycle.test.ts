@@ -47,6 +47,29 @@ function lifecycle(
   return { kept, events, requestFilter, reads: () => reads }
 }
 
+/**
+ * A second instance's lifecycle on filter `name` whose rebuilder's `rebuild` is `rebuild` (to
+ * stage a race with a holder), its events recorded.
+ */
+function waiterWith(name: string, rebuild: BloomFilter['rebuild']) {
+  const real = filter(name)
+  const rebuilder = Object.assign(Object.create(real) as BloomFilter, {
+    rebuild,
+    readyGeneration: () => real.readyGeneration(),
+  })
+  const events: BloomLifecycleEvent[] = []
+  const waiter = new BloomLifecycle({
+    filter: filter(name),
+    rebuilder,
+    source: () => chunks(range(0, 100, 'v'), 50),
+    retryBaseMs: 20,
+    retryMaxMs: 80,
+    onEvent: (event) => events.push(event),
+  })
+  lifecycles.push(waiter)
+  return { waiter, events }
+}
+
 async function* failing(): AsyncIterable<string[]> {
   yield* []
   throw new Error('source down')
@@ -141,30 +164,45 @@ describe('BloomLifecycle', () => {
     let calls = 0
     // the waiter's lock attempt fails while the holder rebuilds, and the holder publishes before
     // the waiter looks at `ready` (a loaded box stretches that window)
-    const rebuilder = Object.assign(Object.create(real) as BloomFilter, {
-      rebuild: async (...args: Parameters<BloomFilter['rebuild']>) => {
-        if (calls++ > 0) return real.rebuild(...args)
-        await holderDone
-        throw new LockTimeoutError(`${name}:rebuild`, 0)
-      },
-      readyGeneration: () => real.readyGeneration(),
+    const { waiter, events } = waiterWith(name, async (...args) => {
+      if (calls++ > 0) return real.rebuild(...args)
+      await holderDone
+      throw new LockTimeoutError(`${name}:rebuild`, 0)
     })
-    const events: BloomLifecycleEvent[] = []
-    const waiter = new BloomLifecycle({
-      filter: filter(name),
-      rebuilder,
-      source: () => chunks(range(0, 100, 'v'), 50),
-      retryBaseMs: 20,
-      retryMaxMs: 80,
-      onEvent: (event) => events.push(event),
-    })
-    lifecycles.push(waiter)
     const waiting = waiter.start()
     await holder.kept.start()
     published()
     await waiting
     expect(events.map((e) => e.type)).toEqual(['rebuild-elsewhere', 'rebuilt-elsewhere'])
     expect(calls).toBe(1)
+  })
+
+  it('a generation published between its look at `ready` and its lock counts as done elsewhere', async () => {
+    const name = `f${n++}`
+    const holder = lifecycle(range(0, 100, 'v'), { name })
+    const real = filter(name)
+    let calls = 0
+    // the holder publishes and releases the lock after the waiter read `ready` (none yet) and
+    // before the waiter asks for the lock, which it then gets
+    const { waiter, events } = waiterWith(name, async (...args) => {
+      calls++
+      await holder.kept.start()
+      return real.rebuild(...args)
+    })
+    await waiter.start()
+    const published = holder.events.find((e) => e.type === 'rebuilt')
+    expect(published).toBeDefined()
+    expect(events).toEqual([
+      {
+        type: 'rebuilt-elsewhere',
+        generation: published?.type === 'rebuilt' ? published.report.generation : -1,
+      },
+    ])
+    expect(calls).toBe(1)
+    // a rebuild asked for outright (an operator's) still runs
+    expect((await waiter.rebuild()).generation).toBeGreaterThan(
+      published?.type === 'rebuilt' ? published.report.generation : 0,
+    )
   })
 
   it('close stops the retry loop', async () => {
