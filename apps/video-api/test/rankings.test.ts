@@ -162,6 +162,10 @@ describe('counts in video payloads', () => {
     // the loss, as readers see it (two DELs: on a cluster the keys live in different slots)
     await redis.del(keys.likes(v[1]!))
     await redis.del(keys.epoch())
+    // Another instance holds the rebuild lock from the loss on: this instance's own recovery,
+    // which the reads below start, would otherwise rebuild before the lock test further down.
+    const lock = `{${prefix}:epoch}:rebuild`
+    await redis.set(lock, 'another-instance', 'PX', 30_000)
     const stale = await app.inject({ method: 'GET', url: `/videos/${v[1]}`, headers: fans[0]!.auth })
     expect(stale.json()).toMatchObject({ likeCount: 3, liked: true, countsStale: true })
     // (with a viewer: an anonymous read within COUNTS_MAX_AGE_MS is answered in process)
@@ -169,8 +173,6 @@ describe('counts in video payloads', () => {
     expect(stats).toMatchObject({ likes: 3, liked: true, stale: true })
     // While another instance holds the rebuild lock, an unlike still finds its member (the route
     // restores the video from the DB first) instead of being silently dropped.
-    const lock = `{${prefix}:epoch}:rebuild`
-    await redis.set(lock, 'another-instance', 'PX', 30_000)
     expect(await app.counters.recovery.check()).toBe('rebuilding')
     const unlike = await app.inject({ method: 'DELETE', url: `/videos/${v[1]}/like`, headers: fans[1]!.auth })
     expect(unlike.json()).toEqual({ videoId: v[1], liked: false, likeCount: 2 })
