@@ -119,65 +119,52 @@ describe('a lock waiter wakes when the value lands', () => {
     gate.open()
   })
 
-  it('when the holder lost its claim reply (the claim ran, its reply came after the deadline)', async () => {
+  /**
+   * The holder's Redis call runs and takes the lock of `key`, but its reply is held past its
+   * deadline (the default, 50 ms of idle loop) and it answers UNAVAILABLE; the replies come late,
+   * not never (what a loaded process or network does). The other instance's read of `key` must be
+   * woken at once, not at its deadline, and load as the lock holder.
+   */
+  async function expectWokenAfterLostReply(
+    key: string,
+    send: (stack: CacheStack<string>) => Promise<unknown>,
+  ): Promise<void> {
     const proxy = await StallingProxy.start(server.port)
     closers.push(() => proxy.close())
-    // the default deadline (50 ms of idle loop) on the instance whose replies are held
     const lost = await cacheOn(proxy.url, DEADLINE_DEFAULTS.timeoutMs)
     await lost.cache.readyWithin(5_000)
     const other = await cacheOn(server.url)
     await other.cache.readyWithin(5_000)
-    await lost.client.client('SETNAME', 'lost-claim')
-    proxy.holdReplies('lost-claim')
-    // the claim runs in Redis and takes the lock, but its caller gives up (redisTimeoutMs, 50 ms
-    // of idle loop) and loads without L2, so it will never fill under that lock
-    const stack = (lost.cache as unknown as { stack: CacheStack<string> }).stack
-    const claim = stack.l2.claim('lost', 'lost-token', 5_000, 'miss')
-    await until(async () => (await admin.get(`${PREFIX}:c:${NAME}:{lost}:lock`)) === 'lost-token', {
+    await lost.client.client('SETNAME', `lost-${key}`)
+    // in Redis' script cache already: a held NOSCRIPT reply would leave the script unrun
+    await admin.script('LOAD', readClaimScript.source)
+    proxy.holdReplies(`lost-${key}`)
+    const call = send((lost.cache as unknown as { stack: CacheStack<string> }).stack)
+    await until(async () => (await admin.get(`${PREFIX}:c:${NAME}:{${key}}:lock`)) === 'lost-token', {
       everyMs: 2,
       what: 'the lost claim run',
     })
-    const reading = timedRead(other.cache, 'lost')
-    expect(await claim).toBe(UNAVAILABLE)
-    // the replies come late, not never (what a loaded process or network does); the abandon sent
-    // after the timeout may need them too (a NOSCRIPT answered by EVAL on a fresh server)
+    const reading = timedRead(other.cache, key)
+    expect(await call).toBe(UNAVAILABLE)
+    // the abandon sent after the timeout may need the held replies too (a NOSCRIPT answered by EVAL)
     await sleep(100)
     proxy.releaseReplies()
     const read = await reading
     expect(read.value).toBe('loaded by the waiter')
     expect(read.ms).toBeLessThan(WOKEN_WITHIN_MS)
     // it loaded as the lock holder, so its value is in L2 for the next reader
-    expect(await admin.exists(`${PREFIX}:c:${NAME}:{lost}`)).toBe(1)
+    expect(await admin.exists(`${PREFIX}:c:${NAME}:{${key}}`)).toBe(1)
+  }
+
+  it('when the holder lost its claim reply (the claim ran, its reply came after the deadline)', async () => {
+    // it loads without L2 after the timeout, so it will never fill under that lock
+    await expectWokenAfterLostReply('lost', (stack) => stack.l2.claim('lost', 'lost-token', 5_000, 'miss'))
   })
 
   it('when the holder lost its read-claim reply (an L1 miss: the read took the lock, its reply came late)', async () => {
-    const proxy = await StallingProxy.start(server.port)
-    closers.push(() => proxy.close())
-    // the default deadline (50 ms of idle loop) on the instance whose replies are held
-    const lost = await cacheOn(proxy.url, DEADLINE_DEFAULTS.timeoutMs)
-    await lost.cache.readyWithin(5_000)
-    const other = await cacheOn(server.url)
-    await other.cache.readyWithin(5_000)
-    await lost.client.client('SETNAME', 'lost-read-claim')
-    // in Redis' script cache already: a held NOSCRIPT reply would leave the script unrun
-    await admin.script('LOAD', readClaimScript.source)
-    proxy.holdReplies('lost-read-claim')
-    // the read-claim finds no value and takes the lock, but its caller gives up (redisTimeoutMs)
-    const stack = (lost.cache as unknown as { stack: CacheStack<string> }).stack
-    const claim = stack.l2.readOrClaim('lost-read', 'lost-token', 5_000)
-    await until(async () => (await admin.get(`${PREFIX}:c:${NAME}:{lost-read}:lock`)) === 'lost-token', {
-      everyMs: 2,
-      what: 'the lost claim run',
-    })
-    const reading = timedRead(other.cache, 'lost-read')
-    expect(await claim).toBe(UNAVAILABLE)
-    // the late reply says the lock was taken: given back at once (abandon-2.lua), the waiter woken
-    await sleep(100)
-    proxy.releaseReplies()
-    const read = await reading
-    expect(read.value).toBe('loaded by the waiter')
-    expect(read.ms).toBeLessThan(WOKEN_WITHIN_MS)
-    // it loaded as the lock holder, so its value is in L2 for the next reader
-    expect(await admin.exists(`${PREFIX}:c:${NAME}:{lost-read}`)).toBe(1)
+    // the late reply says the lock was taken: given back at once (abandon-2.lua)
+    await expectWokenAfterLostReply('lost-read', (stack) =>
+      stack.l2.readOrClaim('lost-read', 'lost-token', 5_000),
+    )
   })
 })

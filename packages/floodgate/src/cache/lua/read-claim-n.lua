@@ -5,7 +5,9 @@ Redis reply before its load, not two (a GET, then claim-4.lua). The misses of
 one poll phase share one call on a single node; on a cluster each call holds
 one item (its four keys share the hash tag {<key>}).
 
-For item i (1-based), as in claim-4.lua:
+KEYS[1] ..  the keys of item 1, then of item 2, and so on, four per item;
+ARGV[1] ..  the arguments of item 1, then of item 2, two per item;
+for item i (1-based), as in claim-4.lua:
 KEYS[4i-3]  value key          <p>:c:<cache>:{<key>}
 KEYS[4i-2]  version key        <p>:c:<cache>:{<key>}:ver
 KEYS[4i-1]  lock key           <p>:c:<cache>:{<key>}:lock
