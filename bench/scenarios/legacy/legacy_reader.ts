@@ -2,7 +2,7 @@ import type { LegacyCache } from './legacy_cache.js'
 
 /** The shape of video-api's `VideoReader` the wrapper needs (kept structural: bench does not compile the app). */
 export interface ReaderLike {
-  getById(id: string): Promise<unknown>
+  getById(id: string, options?: { permit?: Promise<void> }): Promise<unknown>
   listByAuthor(authorId: string, cursor: unknown, limit: number, options?: unknown): Promise<unknown>
   recommend(limit: number): Promise<unknown[]>
 }
@@ -18,7 +18,10 @@ export class LegacyVideoReader implements ReaderLike {
     private readonly cache: LegacyCache,
   ) {}
 
-  getById(id: string): Promise<unknown> {
+  /** `permit` (the request's rate-limit decision in flight) comes first: the older design does not overlap it. */
+  getById(id: string, options?: { permit?: Promise<void> }): Promise<unknown> {
+    const permit = options?.permit
+    if (permit !== undefined) return permit.then(() => this.getById(id))
     return this.cache.get(`video:${id}`, () => this.inner.getById(id))
   }
 

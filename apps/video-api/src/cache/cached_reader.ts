@@ -1,4 +1,4 @@
-import type { Cache } from 'floodgate'
+import type { Cache, CallOptions } from 'floodgate'
 import { isNotFound, notFound, OverloadedError } from 'floodgate'
 import type { Cursor } from '../videos/cursor.js'
 import type { Video } from '../videos/model.js'
@@ -13,6 +13,15 @@ import type { VideoPage, VideoReader, VideoReadOptions } from '../videos/reader.
  * After it the write reads PostgreSQL itself (writes are not shed).
  */
 export const WRITE_LOCK_WAIT_MS = 100
+
+/** The cache's call options of a video lookup; `undefined` (the cache's own) for a plain read. */
+function callOptions(write: boolean | undefined, permit: Promise<void> | undefined): CallOptions | undefined {
+  if (write)
+    return permit === undefined
+      ? { lockWaitMs: WRITE_LOCK_WAIT_MS }
+      : { lockWaitMs: WRITE_LOCK_WAIT_MS, permit }
+  return permit === undefined ? undefined : { permit }
+}
 
 /**
  * {@link VideoReader} through floodgate's cache:
@@ -37,10 +46,12 @@ export class CachedVideoReader implements VideoReader {
 
   async getById(id: string, options?: VideoReadOptions): Promise<Video | undefined> {
     try {
+      // the cache waits for the permit before it loads (and answers), not before its Redis reads
+      const write = options?.write
       return await this.videos.getOrLoad(
         id,
-        async (key) => (await this.inner.getById(key, options)) ?? notFound(),
-        options?.write ? { lockWaitMs: WRITE_LOCK_WAIT_MS } : undefined,
+        async (key) => (await this.inner.getById(key, write ? { write } : undefined)) ?? notFound(),
+        callOptions(write, options?.permit),
       )
     } catch (error) {
       // A write joined a read's load that the database guard shed: writes are not shed.

@@ -147,12 +147,13 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, proble
  * error, except a read the database guard shed: 503 `OVERLOADED` with `Retry-After` (whole seconds,
  * rounded up), and a request that needed PostgreSQL while it cannot be reached: 503 `UNAVAILABLE`
  * with `Retry-After: 1`, logged as a dependency outage (warn, one line per 10 s). Also answers 503
- * while closing.
+ * while closing. On a route that overlaps its rate-limit decision (`request.rateLimitPermit`) the
+ * answer waits for the decision: a refused request gets its 429 instead.
  */
 export function registerProblemHandler(app: FastifyInstance): void {
   refuseWhileClosing(app)
   const outage = new DatabaseOutageLog()
-  app.setErrorHandler((error, request, reply) => {
+  const answerError = (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const problem = classify(error)
     if (error instanceof OverloadedError) {
       // Shedding is the guard working, not a failure: counted on /metrics, not logged per request.
@@ -162,6 +163,15 @@ export function registerProblemHandler(app: FastifyInstance): void {
       outage.note(request.log, 'request', error)
     } else if (problem.status >= 500) request.log.error({ err: error }, 'request failed')
     return sendProblem(reply, request, problem)
+  }
+  app.setErrorHandler((error, request, reply) => {
+    // a route whose rate-limit decision was still in flight: a refused request is a 429 whatever else failed
+    const permit = request.rateLimitPermit
+    if (permit === undefined) return answerError(error, request, reply)
+    return permit.then(
+      () => answerError(error, request, reply),
+      (refusal: unknown) => answerError(refusal, request, reply),
+    )
   })
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, request, {

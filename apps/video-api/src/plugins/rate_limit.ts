@@ -8,13 +8,34 @@ import {
   type RateLimitResult,
   type RedisRateLimiter,
 } from 'floodgate'
-import { problemStatus } from '../http/api_error.js'
+import { ApiError, problemStatus } from '../http/api_error.js'
 import { sendProblem } from '../http/problem_handler.js'
 import { addressKey } from '../rate_limit/client_key.js'
 import { type Quota, UNLIMITED_ROUTES } from '../rate_limit/quotas.js'
 import { putRateLimitFields } from '../rate_limit/reply_fields.js'
 import { routeLimiters } from '../rate_limit/route_limiters.js'
 import { PER_INSTANCE_INSURANCE, type RateLimitSettings } from '../rate_limit/settings.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * On a route with `config.overlapsRateLimit`, the rate-limit decision that Redis is still
+     * making: resolves once the request is admitted (its fields on the reply), rejects with the
+     * 429 `RATE_LIMITED` {@link ApiError} when it is not. `undefined` when the decision was made
+     * before the handler ran (in memory, or on any other route).
+     */
+    rateLimitPermit: Promise<void> | undefined
+  }
+  interface FastifyContextConfig {
+    /**
+     * The handler goes on while Redis decides, so its own Redis reads overlap the decision's
+     * round trip; it must await `request.rateLimitPermit` before it queries PostgreSQL or answers
+     * (the error handler awaits it before any error answer, so a refused request is a 429 however
+     * it ended).
+     */
+    overlapsRateLimit?: boolean
+  }
+}
 
 /**
  * Limits every route but {@link UNLIMITED_ROUTES} (probes, metrics): one sliding-window-counter decision per request (in
@@ -73,6 +94,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitSettings)
     await Promise.all(limiters.map((limiter) => limiter.release()))
   })
 
+  app.decorateRequest('rateLimitPermit', undefined)
   const limitersOf = routeLimiters(byClass, byRoute)
   // a callback hook: a decision from memory (leased slice, remembered block) lets the request on
   // synchronously, without the promise and microtask hops of an async hook; Redis only when needed
@@ -91,8 +113,32 @@ async function rateLimitPlugin(app: FastifyInstance, options: RateLimitSettings)
       answer(request, reply, done, local)
       return
     }
-    limiter.limit(key).then((result) => answer(request, reply, done, result), done)
+    const decision = limiter.limit(key)
+    if (request.routeOptions.config.overlapsRateLimit === true) {
+      const permit = decision.then((result) => admit(reply, result))
+      // awaited by the handler or the error handler; a request that ends before (aborted) must not crash
+      permit.catch(() => {})
+      request.rateLimitPermit = permit
+      done()
+      return
+    }
+    decision.then((result) => answer(request, reply, done, result), done)
   })
+}
+
+/**
+ * `request.rateLimitPermit`'s step: the decision's fields on the reply, then the request goes
+ * on, or the 429 `RATE_LIMITED` {@link ApiError} (the error handler answers it as {@link answer} does).
+ * @throws that error; {@link InvalidArgumentError} when the policy name cannot be carried in the fields.
+ */
+function admit(reply: FastifyReply, result: RateLimitResult): void {
+  putRateLimitFields(reply, result)
+  if (!result.allowed) throw new ApiError('RATE_LIMITED', limitedDetail(reply, result))
+}
+
+/** The detail of a 429: the policy and the wait (s), from the `Retry-After` field just put on `reply`. */
+function limitedDetail(reply: FastifyReply, result: RateLimitResult): string {
+  return `rate limit "${result.policy.name}" exceeded; retry in ${reply.getHeader('Retry-After')} s`
 }
 
 /**
@@ -119,7 +165,7 @@ function answer(
   sendProblem(reply, request, {
     code: 'RATE_LIMITED',
     status: problemStatus.RATE_LIMITED,
-    detail: `rate limit "${result.policy.name}" exceeded; retry in ${reply.getHeader('Retry-After')} s`,
+    detail: limitedDetail(reply, result),
   })
 }
 

@@ -80,17 +80,28 @@ export function videoRoutes(app: FastifyInstance): void {
 
   // The answer's JSON text is written here (counters/video_json.ts): an L1 hit whose counts are
   // kept in process is answered synchronously, with no promise and no preSerialization hook.
+  // The rate-limit decision, when Redis makes it, overlaps the cache's reads (overlapsRateLimit):
+  // the readers query PostgreSQL, and the answer leaves, only once it admits the request.
   r.get(
     '/videos/:id',
-    { schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } } },
+    {
+      schema: { params: IdParams, response: { 200: VideoRef, ...errorResponses } },
+      config: { overlapsRateLimit: true },
+    },
     (request, reply) => {
       const id = checkIdRange(request.params.id, 'params/id')
+      const permit = request.rateLimitPermit
       const cached = app.videos.getCachedById?.(id)
-      if (cached !== undefined) return videoText(reply, cached, request.userId)
+      if (cached !== undefined) {
+        if (permit === undefined) return videoText(reply, cached, request.userId)
+        return permit.then(() => videoText(reply, cached, request.userId))
+      }
       // the counts read goes out with the video's L2 read or load, not after it; not for an id
       // the Bloom bits call absent (a penetration costs no Redis read) nor for a viewer (flags)
       if (request.userId === undefined && replica?.localAnswer(id) === true) app.counters.live.prefetch(id)
-      return app.videos.getById(id).then((video) => videoText(reply, video ?? null, request.userId))
+      return app.videos
+        .getById(id, permit === undefined ? undefined : { permit })
+        .then((video) => videoText(reply, video ?? null, request.userId))
     },
   )
 

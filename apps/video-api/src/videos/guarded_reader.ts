@@ -14,6 +14,9 @@ export class GuardedVideoReader implements VideoReader {
   ) {}
 
   getById(id: string, options?: VideoReadOptions): Promise<Video | undefined> {
+    // a permit is waited for before a slot is taken: a refused request holds none
+    const permit = options?.permit
+    if (permit !== undefined) return permit.then(() => this.getById(id, { write: options?.write }))
     if (options?.write) return this.inner.getById(id, options)
     return this.guard.run(() => this.inner.getById(id))
   }

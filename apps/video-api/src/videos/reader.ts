@@ -12,6 +12,12 @@ export interface VideoPage {
 export interface VideoReadOptions {
   /** The lookup of a write (ownership, visibility): never shed by the database guard. @default false */
   write?: boolean
+  /**
+   * The request's rate-limit decision in flight (`request.rateLimitPermit`): a reader may read
+   * its cache at once, but queries PostgreSQL and answers only once it resolves, and rejects with
+   * its reason when it rejects. @default none
+   */
+  permit?: Promise<void>
 }
 
 /**
@@ -62,7 +68,8 @@ const columns = [
 export class SqlVideoReader implements VideoReader {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async getById(id: string): Promise<Video | undefined> {
+  async getById(id: string, options?: VideoReadOptions): Promise<Video | undefined> {
+    if (options?.permit !== undefined) await options.permit
     const row = await this.db
       .selectFrom('videos')
       .select(columns)

@@ -42,8 +42,9 @@ export async function fillLoaded<T>(
  * abandon-2.lua, kept `backoffMs` (ms) as a back-off when > 0, and the error is rethrown.
  * `fill: 'behind'` answers once the value is loaded (and in L1) and writes L2 after: the other
  * processes' waiters are woken by that fill as by an awaited one; its failure is a
- * `background_error` event (task `fill`).
- * @throws whatever the loader throws.
+ * `background_error` event (task `fill`). The loader waits for `o.permit`; a refused permit gives
+ * the lock up as a failed loader does.
+ * @throws whatever the loader throws; `PermitRefused` when `o.permit` rejects.
  */
 export async function loadAndFill<T>(
   stack: CacheStack<T>,
@@ -58,7 +59,7 @@ export async function loadAndFill<T>(
   let value: Loaded<T>
   let envelope: PendingEnvelope
   try {
-    value = await stack.runLoader(id, loader)
+    value = await stack.runLoader(id, loader, o.permit)
     envelope = stack.envelope(value, o, ticket.version)
   } catch (error) {
     await stack.l2.abandon(id, ticket.token, backoffMs)
@@ -81,7 +82,7 @@ export async function loadWithoutL2<T>(
   o: ResolvedCallOptions,
   epoch: number,
 ): Promise<Loaded<T>> {
-  const value = await stack.runLoader(id, loader)
+  const value = await stack.runLoader(id, loader, o.permit)
   stack.rememberLoaded(id, value, stack.envelope(value, o, '0'), o, epoch)
   return value
 }

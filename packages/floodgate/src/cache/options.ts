@@ -58,6 +58,16 @@ export interface CallOptions {
   l1TtlMs?: number
   /** Bloom gate for this key family; `false` turns a cache-level gate off for this call. @default the cache's `bloom` */
   bloom?: BloomGate | false
+  /**
+   * Per call only: the loader waits for this promise, and so does the call's answer. The L1 and L2
+   * reads, the Bloom gate and the lock claim start at once, so a decision in flight (a rate
+   * limiter's Redis round trip) overlaps the cache's own instead of coming before it. When it
+   * rejects, nothing is loaded for this call: a lock it took is given back (other processes'
+   * waiters are woken), no stale-while-revalidate refresh starts, the calls of the key that joined
+   * its load in this process read again on their own, and the call rejects with the reason.
+   * It must settle. @default none
+   */
+  permit?: PromiseLike<unknown>
 }
 
 /** L1 (in-process LRU) bounds. */
@@ -108,7 +118,7 @@ export interface BreakerOptions {
 }
 
 /** Options of {@link createCache}. */
-export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs'> {
+export interface CacheOptions<T = unknown> extends Omit<CallOptions, 'l1TtlMs' | 'permit'> {
   /** The Redis client (single node or cluster); use one made by `createRedisClient` (offline queue off). */
   redis: RedisClient
   /** Name of this cache: part of every key and channel, and the `cache` metric label. Must match `[A-Za-z0-9_.-]+`. */
@@ -165,6 +175,8 @@ export interface ResolvedCallOptions {
   lockWaitJitterMs: number
   l1TtlMs: number
   bloom: BloomGate | false
+  /** The call's {@link CallOptions.permit}; never set at the cache's level. */
+  permit: PromiseLike<unknown> | undefined
 }
 
 /** The defaults of {@link CacheOptions} and {@link CallOptions}, in one place (ms, bytes). */
@@ -208,6 +220,7 @@ export const defaultCallOptions: ResolvedCallOptions = {
   lockWaitJitterMs: d.lockWaitJitterMs,
   l1TtlMs: d.l1.ttlMs,
   bloom: false,
+  permit: undefined,
 }
 
 /** Layers `over` on `base` and validates the result. @throws {InvalidArgumentError} naming the field. */
@@ -226,6 +239,7 @@ export function layerCallOptions(
     lockWaitJitterMs: over.lockWaitJitterMs ?? base.lockWaitJitterMs,
     l1TtlMs: over.l1TtlMs ?? base.l1TtlMs,
     bloom: over.bloom ?? base.bloom,
+    permit: over.permit,
   }
   validateCallOptions(merged)
   return merged
@@ -276,7 +290,11 @@ export function resolveCacheOptions<T>(
   if (typeof options.name !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(options.name)) {
     throw new InvalidArgumentError('name', 'must match [A-Za-z0-9_.-]+')
   }
-  const call = layerCallOptions(defaultCallOptions, { ...options, l1TtlMs: undefined } as CallOptions)
+  const call = layerCallOptions(defaultCallOptions, {
+    ...options,
+    l1TtlMs: undefined,
+    permit: undefined,
+  } as CallOptions)
   const l1: ResolvedL1Options | false =
     options.l1 === false
       ? false

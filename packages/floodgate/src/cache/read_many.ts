@@ -62,6 +62,8 @@ export async function readMany<T>(
   if (toLoad.length === 0) return out
   const versions =
     raws === UNAVAILABLE ? UNAVAILABLE : await stack.step('l2_versions', () => stack.l2.versions(toLoad))
+  // a refused permit (o.permit): nothing is loaded, the call rejects with its reason
+  if (o.permit !== undefined) await o.permit
   const loaded = await stack.timedLoad(undefined, async () => batchLoader(toLoad.map(userKeyOf)))
   const fills: Promise<void>[] = []
   for (const [i, id] of toLoad.entries()) {

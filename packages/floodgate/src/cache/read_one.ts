@@ -9,6 +9,7 @@ import { UNAVAILABLE, type Unavailable } from './l2/l2_store.js'
 import { userKeyOf } from './namespace/scoped_key.js'
 import { isNotFound } from './not_found.js'
 import { CACHE_DEFAULTS, type ResolvedCallOptions } from './options.js'
+import { PermitRefused } from './permit.js'
 import type { Claim } from './scripts.js'
 import { type CacheStack, entryValue, type Loaded, type Loader, type ReadOutcome, unwrap } from './stack.js'
 import { jitteredMs } from './ttl.js'
@@ -67,7 +68,7 @@ function readRemote<T>(
     })
   }
   const load = stack.flights.join(id)
-  if (load !== undefined) return load.then(unwrap)
+  if (load !== undefined) return shared(stack, id, loader, o, load)
   // one round trip reads L2 and, when it misses, claims the lock (read-claim-n.lua); later misses
   // of the id join it until a write of the id
   let sender = false
@@ -128,21 +129,52 @@ function afterReadClaim<T>(
     return loadMissing(stack, id, loader, o, entry) // past grace
   }
   const load = stack.flights.join(id)
-  if (!sender) return load !== undefined ? load.then(unwrap) : loadMissing(stack, id, loader, o, undefined)
+  if (!sender)
+    return load !== undefined
+      ? shared(stack, id, loader, o, load)
+      : loadMissing(stack, id, loader, o, undefined)
   if (load !== undefined) {
     // a newer flight of the id (begun after a write forgot this read): join it, give the lock back
     outcome.waiter.cancel()
     if (reply !== UNAVAILABLE && reply.kind === 'acquired') void stack.l2.abandon(id, outcome.token, 0)
-    return load.then(unwrap)
+    return shared(stack, id, loader, o, load)
   }
   if (reply === UNAVAILABLE) {
     outcome.waiter.cancel()
-    return stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, true, undefined)).then(unwrap)
+    return shared(
+      stack,
+      id,
+      loader,
+      o,
+      stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, true, undefined)),
+    )
   }
   const first = { claim: reply, waiter: outcome.waiter, token: outcome.token }
-  return stack.flights
-    .run(id, () => loadThroughLock(stack, id, loader, o, false, undefined, first))
-    .then(unwrap)
+  return shared(
+    stack,
+    id,
+    loader,
+    o,
+    stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, false, undefined, first)),
+  )
+}
+
+/**
+ * The value of a load this call started or joined. A load that waited on a permit (`o.permit`)
+ * refused: the caller whose permit it was gets the permit's reason, the others read again.
+ */
+function shared<T>(
+  stack: CacheStack<T>,
+  id: string,
+  loader: Loader<T>,
+  o: ResolvedCallOptions,
+  load: Promise<Loaded<T>>,
+): Promise<T | undefined> {
+  return load.then(unwrap, (error: unknown) => {
+    if (!(error instanceof PermitRefused)) throw error
+    if (error.permit === o.permit) throw error.reason
+    return readOne(stack, id, loader, o)
+  })
 }
 
 /** Step 1: the fresh L1 entry of `id`, counted (`l1_hit` / `negative_hit`); undefined (not counted) when L1 has none. */
@@ -191,7 +223,13 @@ function servedFromL2<T>(
   }
   if (entry.expiresAtMs + o.staleWhileRevalidateMs > now) {
     stack.count('stale_served', id)
-    refreshInBackground(stack, id, loader, o)
+    // a refused permit starts no load, not even a refresh
+    if (o.permit === undefined) refreshInBackground(stack, id, loader, o)
+    else
+      Promise.resolve(o.permit).then(
+        () => refreshInBackground(stack, id, loader, o),
+        () => {},
+      )
     return entryValue(entry)
   }
   return undefined
@@ -207,8 +245,12 @@ async function loadMissing<T>(
 ): Promise<T | undefined> {
   if (gateAt(o, 'after_l2') && (await passGate(stack, o, [id], 'after_l2')).length === 0) return undefined
   const stale = entry === UNAVAILABLE || entry === undefined ? undefined : entryValue(entry)
-  return unwrap(
-    await stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, entry === UNAVAILABLE, stale)),
+  return shared(
+    stack,
+    id,
+    loader,
+    o,
+    stack.flights.run(id, () => loadThroughLock(stack, id, loader, o, entry === UNAVAILABLE, stale)),
   )
 }
 
@@ -259,7 +301,7 @@ async function loadThroughLock<T>(
     if (remainingMs <= 0) {
       waiter.cancel()
       stack.count('wait_timeout', id)
-      return stale !== undefined ? stale : stack.runLoader(id, loader)
+      return stale !== undefined ? stale : stack.runLoader(id, loader, o.permit)
     }
     // Woken by the fill's PUBLISH; otherwise re-claim when the holder's lock expires (it may have
     // died). While the bus is down that wake-up cannot arrive (the bus wakes every waiter when it

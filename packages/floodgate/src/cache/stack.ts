@@ -30,6 +30,7 @@ import {
   type ResolvedCallOptions,
   resolveCacheOptions,
 } from './options.js'
+import { afterPermit } from './permit.js'
 import type { ReadClaim } from './scripts.js'
 import { Singleflight } from './singleflight.js'
 import { drawTtlMs } from './ttl.js'
@@ -197,8 +198,13 @@ export class CacheStack<T> {
     return inSpan(`floodgate.cache.${step}`, this.spanAttributes, fn)
   }
 
-  /** Calls `loader` with the caller's key of `id` (see {@link timedLoad}). */
-  runLoader(id: string, loader: Loader<T>): Promise<Loaded<T>> {
+  /**
+   * Calls `loader` with the caller's key of `id` (see {@link timedLoad}), once `permit` resolved.
+   * @throws `PermitRefused` (`permit.ts`) when `permit` rejects (the loader is not called).
+   */
+  runLoader(id: string, loader: Loader<T>, permit?: PromiseLike<unknown>): Promise<Loaded<T>> {
+    if (permit !== undefined)
+      return afterPermit(permit).then(() => this.timedLoad(id, async () => loader(userKeyOf(id))))
     return this.timedLoad(id, async () => loader(userKeyOf(id)))
   }
 

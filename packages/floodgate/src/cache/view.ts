@@ -7,6 +7,7 @@ import { isRootKey, scopedId, userKeyOf } from './namespace/scoped_key.js'
 import type { NotFound } from './not_found.js'
 import { type CallOptions, layerCallOptions } from './options.js'
 import { peekOne } from './peek.js'
+import { afterBoth } from './permit.js'
 import { type BatchLoader, readMany } from './read_many.js'
 import { readLocal, readOne } from './read_one.js'
 import { type CacheStack, type Loader, unwrap } from './stack.js'
@@ -51,11 +52,14 @@ export abstract class CacheView<T> {
     try {
       const o = layerCallOptions(this.stack.o.call, options)
       const idOf = this.scope()
-      if (typeof idOf === 'function') return readOne(this.stack, idOf(key), loader, o)
-      return idOf.then(async (resolved) =>
-        resolved === UNAVAILABLE
-          ? unwrap(await this.stack.runLoader(checked(key), loader))
-          : readOne(this.stack, resolved(key), loader, o),
+      if (typeof idOf === 'function') return afterBoth(o.permit, readOne(this.stack, idOf(key), loader, o))
+      return afterBoth(
+        o.permit,
+        idOf.then(async (resolved) =>
+          resolved === UNAVAILABLE
+            ? unwrap(await this.stack.runLoader(checked(key), loader, o.permit))
+            : readOne(this.stack, resolved(key), loader, o),
+        ),
       )
     } catch (error) {
       return Promise.reject(error)
@@ -93,9 +97,10 @@ export abstract class CacheView<T> {
   ): Promise<Map<string, T | undefined>> {
     const o = layerCallOptions(this.stack.o.call, options)
     const ids = await this.idsOf(keys)
-    if (ids !== UNAVAILABLE) return readMany(this.stack, ids, batchLoader, o)
+    if (ids !== UNAVAILABLE) return afterBoth(o.permit, readMany(this.stack, ids, batchLoader, o))
     // The namespace's generation is unknown (Redis down): load, cache nothing.
     const distinct = [...new Set(keys)]
+    if (o.permit !== undefined) await o.permit
     const loaded = await this.stack.timedLoad(undefined, async () => batchLoader(distinct))
     return new Map(
       distinct.map((key, i) => {
