@@ -100,8 +100,19 @@ export class ModeDeployment {
 
   /** True when the Bloom filter of videos has a ready generation (floodgate's rebuild at start succeeded). */
   async bloomReady(): Promise<boolean> {
-    const [, metas] = await this.redis.scan('0', 'MATCH', `${this.prefix}:bloom:*:meta`, 'COUNT', 10_000)
-    for (const meta of metas) if ((await this.redis.hget(meta, 'ready')) !== null) return true
+    // every SCAN step to the end: after the viral video the keyspace holds far more than one step's keys
+    let cursor = '0'
+    do {
+      const [next, metas] = await this.redis.scan(
+        cursor,
+        'MATCH',
+        `${this.prefix}:bloom:*:meta`,
+        'COUNT',
+        10_000,
+      )
+      for (const meta of metas) if ((await this.redis.hget(meta, 'ready')) !== null) return true
+      cursor = next
+    } while (cursor !== '0')
     return false
   }
 
