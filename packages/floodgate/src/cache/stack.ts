@@ -203,9 +203,8 @@ export class CacheStack<T> {
    * @throws `PermitRefused` (`permit.ts`) when `permit` rejects (the loader is not called).
    */
   runLoader(id: string, loader: Loader<T>, permit?: PromiseLike<unknown>): Promise<Loaded<T>> {
-    if (permit !== undefined)
-      return afterPermit(permit).then(() => this.timedLoad(id, async () => loader(userKeyOf(id))))
-    return this.timedLoad(id, async () => loader(userKeyOf(id)))
+    const load = () => this.timedLoad(id, async () => loader(userKeyOf(id)))
+    return permit === undefined ? load() : afterPermit(permit).then(load)
   }
 
   /** Runs a load in a `floodgate.cache.load` span, timed as one `load` outcome (`id` undefined for a batch). */
