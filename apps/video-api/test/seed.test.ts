@@ -59,6 +59,19 @@ describe('seed', () => {
     expect((Math.max(...times) - Math.min(...times)) / 86_400_000).toBeGreaterThan(90)
   })
 
+  it('leaves its tables analyzed, so the planner knows every seeded video is live', async () => {
+    // planner statistics of this run's tables (its schema; PGlite: public)
+    const stats = await sql<{ tablename: string; attname: string; null_frac: number }>`
+      select tablename, attname, null_frac from pg_stats
+      where schemaname = current_schema() and tablename in ('users', 'videos', 'video_popularity')`.execute(
+      a.db,
+    )
+    const tables = new Set(stats.rows.map((r) => r.tablename))
+    expect([...tables].sort()).toEqual(['users', 'video_popularity', 'videos'])
+    const deletedAt = stats.rows.find((r) => r.tablename === 'videos' && r.attname === 'deleted_at')
+    expect(deletedAt?.null_frac).toBe(1)
+  })
+
   it('Zipf(s=1) sampler: rank 1 drawn about twice as often as rank 2, and in proportion to 1/H_n', () => {
     const zipf = new Zipf(1000, 1)
     const prng = new Prng(1)
