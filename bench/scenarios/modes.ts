@@ -184,7 +184,9 @@ export class ModeDeployment {
       REDIS_PREFIX: this.prefix,
       JWT_SECRET: o.jwtSecret,
       SEED_ON_EMPTY: 'false',
-      LOG_LEVEL: 'warn',
+      // BENCH_LOG_LEVEL=info: one line per request with its server-side responseTime (ms), and the
+      // recovery and rebuild reports; costs the instances CPU, so not for the published figures
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
       CACHE_MODE: o.mode,
       TRUST_PROXY: 'true',
     }
