@@ -49,22 +49,6 @@ export interface ModeOptions {
 
 const repo = fileURLToPath(new URL('../../', import.meta.url))
 
-/**
- * Ports handed to instances in this run: the three deployments start at once, and a port one of
- * them was told is free stays free for the others until its instance binds it.
- */
-const portsTaken = new Set<number>()
-
-/** A free port no other instance of this run was given. */
-async function instancePort(): Promise<number> {
-  for (;;) {
-    const port = await freePort()
-    if (portsTaken.has(port)) continue
-    portsTaken.add(port)
-    return port
-  }
-}
-
 export const pgUrl = (database: string) => `postgres://postgres@127.0.0.1:5432/${database}`
 
 /** One mode's deployment: its own database (a template copy), its own private Redis, N video-api processes. */
@@ -98,7 +82,7 @@ export class ModeDeployment {
   }
 
   private async startInstances(): Promise<void> {
-    const ports = await Promise.all(Array.from({ length: this.options.instances }, instancePort))
+    const ports = await Promise.all(Array.from({ length: this.options.instances }, () => freePort()))
     for (const port of ports) this.children.push(this.spawnInstance(port))
     for (const port of ports) {
       const base = `http://127.0.0.1:${port}`
