@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { freePort, PrivateRedis, until } from '@floodgate/test-support'
+import { BloomFilter } from 'floodgate'
 import { Redis } from 'ioredis'
+import { fields } from '../../apps/video-api/src/config/fields.js'
 import { sleep, stop, track } from './processes.js'
 
 /** The three designs every scenario runs side by side. */
@@ -59,6 +61,7 @@ export class ModeDeployment {
   bloomRestarts = 0
   redis!: Redis
   readonly prefix = 'va'
+  private videoBloom: BloomFilter | undefined
   private profile: Profile
 
   private constructor(
@@ -99,22 +102,19 @@ export class ModeDeployment {
     }
   }
 
-  /** True when the Bloom filter of videos has a ready generation (floodgate's rebuild at start succeeded). */
+  /**
+   * True when the Bloom filter of videos has a ready generation (floodgate's rebuild at start
+   * succeeded): one HMGET of its meta hash, the filter the instances build from the same settings.
+   */
   async bloomReady(): Promise<boolean> {
-    // every SCAN step to the end: after the viral video the keyspace holds far more than one step's keys
-    let cursor = '0'
-    do {
-      const [next, metas] = await this.redis.scan(
-        cursor,
-        'MATCH',
-        `${this.prefix}:bloom:*:meta`,
-        'COUNT',
-        10_000,
-      )
-      for (const meta of metas) if ((await this.redis.hget(meta, 'ready')) !== null) return true
-      cursor = next
-    } while (cursor !== '0')
-    return false
+    this.videoBloom ??= new BloomFilter({
+      redis: this.redis,
+      prefix: this.prefix,
+      name: 'videos',
+      bits: Number(process.env.BLOOM_BITS ?? fields.bloomBits.default),
+      hashes: Number(process.env.BLOOM_HASHES ?? fields.bloomHashes.default),
+    })
+    return (await this.videoBloom.readyGeneration()) !== null
   }
 
   /**
