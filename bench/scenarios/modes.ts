@@ -197,9 +197,12 @@ export class ModeDeployment {
     const o = this.options
     const log = createWriteStream(`${o.logDir}/video-api-${o.mode}-${port}.log`)
     const args = ['--conditions=floodgate-source', '--import', 'tsx']
-    // BENCH_CPU_PROFILE_DIR=<dir>: each instance writes a V8 CPU profile to <dir>/<mode> when it exits
+    // BENCH_CPU_PROFILE_DIR=<dir>: each instance writes a V8 CPU profile to <dir>/<mode> when it exits;
+    // BENCH_CPU_PROFILE_INTERVAL_US: its sampling interval (µs; V8's default 1000 costs the most CPU)
     const profileDir = process.env.BENCH_CPU_PROFILE_DIR
     if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}/${o.mode}`)
+    const intervalUs = process.env.BENCH_CPU_PROFILE_INTERVAL_US
+    if (profileDir && intervalUs) args.push(`--cpu-prof-interval=${Number.parseInt(intervalUs, 10)}`)
     if (o.mode === 'legacy') args.push('--import', `${repo}bench/scenarios/legacy/register.ts`)
     args.push(`${repo}apps/video-api/src/main.ts`)
     const child = track(
