@@ -66,6 +66,9 @@ export class Recorder {
   readonly statuses: Record<number, number> = {}
   /** Requests the load generator sent (counted when a load ends; 0 until then). */
   sent = 0
+  /** When the first answered request was sent, and when the last answer came (`performance.now()` ms). */
+  private firstSentAtMs = Number.POSITIVE_INFINITY
+  private lastAnsweredAtMs = Number.NEGATIVE_INFINITY
 
   constructor(private readonly t0: number) {}
 
@@ -95,6 +98,9 @@ export class Recorder {
    * intended send time (https://github.com/giltene/wrk2, README: "Coordinated Omission").
    */
   response(status: number, latencyMs: number, expectedIntervalMs?: number): void {
+    const now = performance.now()
+    this.firstSentAtMs = Math.min(this.firstSentAtMs, now - latencyMs)
+    this.lastAnsweredAtMs = Math.max(this.lastAnsweredAtMs, now)
     const s = this.second()
     const us = Math.max(1, Math.round(latencyMs * 1000))
     const intervalUs = expectedIntervalMs === undefined ? 0 : Math.round(expectedIntervalMs * 1000)
@@ -116,6 +122,15 @@ export class Recorder {
   error(): void {
     this.second().errors++
     this.total.errors++
+  }
+
+  /**
+   * Time (ms) from the first answered request's send to the last answer: how long this class's
+   * requests could be decided on, which the load generator's nominal duration only approximates
+   * (autocannon checks it once a second). 0 before any answer.
+   */
+  get spanMs(): number {
+    return this.requests === 0 ? 0 : Math.max(0, this.lastAnsweredAtMs - this.firstSentAtMs)
   }
 
   /** Requests sent that got neither an answer nor an error: still in flight when the load stopped. */

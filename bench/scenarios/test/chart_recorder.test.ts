@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { renderChart } from '../chart/line_chart.js'
 import { Recorder } from '../recorder.js'
 
@@ -76,5 +76,24 @@ describe('Recorder', () => {
     expect(r.unanswered).toBe(0)
     r.sent = 5
     expect(r.unanswered).toBe(3)
+  })
+
+  it('spans from the send of the first answered request to the last answer, not the nominal duration', () => {
+    const now = vi.spyOn(performance, 'now')
+    try {
+      now.mockReturnValue(1_000)
+      const r = new Recorder(1_000)
+      expect(r.spanMs).toBe(0)
+      now.mockReturnValue(1_030)
+      r.response(200, 20) // sent at 1,010
+      now.mockReturnValue(2_500)
+      r.response(429, 5)
+      // a load generator that ran a second past its 2 s
+      now.mockReturnValue(4_020)
+      r.response(429, 10)
+      expect(r.spanMs).toBe(3_010)
+    } finally {
+      now.mockRestore()
+    }
   })
 })
