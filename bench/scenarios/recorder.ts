@@ -72,8 +72,8 @@ export class Recorder {
 
   constructor(private readonly t0: number) {}
 
-  private second(): Second {
-    const i = Math.max(0, Math.floor((performance.now() - this.t0) / 1000))
+  private second(now = performance.now()): Second {
+    const i = Math.max(0, Math.floor((now - this.t0) / 1000))
     while (this.seconds.length <= i)
       this.seconds.push({
         histogram: newHistogram(),
@@ -101,7 +101,7 @@ export class Recorder {
     const now = performance.now()
     this.firstSentAtMs = Math.min(this.firstSentAtMs, now - latencyMs)
     this.lastAnsweredAtMs = Math.max(this.lastAnsweredAtMs, now)
-    const s = this.second()
+    const s = this.second(now)
     const us = Math.max(1, Math.round(latencyMs * 1000))
     const intervalUs = expectedIntervalMs === undefined ? 0 : Math.round(expectedIntervalMs * 1000)
     this.uncorrected.recordValue(us)
@@ -130,7 +130,7 @@ export class Recorder {
    * (autocannon checks it once a second). 0 before any answer.
    */
   get spanMs(): number {
-    return this.requests === 0 ? 0 : Math.max(0, this.lastAnsweredAtMs - this.firstSentAtMs)
+    return Number.isFinite(this.firstSentAtMs) ? this.lastAnsweredAtMs - this.firstSentAtMs : 0
   }
 
   /** Requests sent that got neither an answer nor an error: still in flight when the load stopped. */
