@@ -202,7 +202,11 @@ export class ModeDeployment {
     const profileDir = process.env.BENCH_CPU_PROFILE_DIR
     if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}/${o.mode}`)
     const intervalUs = process.env.BENCH_CPU_PROFILE_INTERVAL_US
-    if (profileDir && intervalUs) args.push(`--cpu-prof-interval=${Number.parseInt(intervalUs, 10)}`)
+    if (profileDir && intervalUs !== undefined) {
+      if (!/^[1-9][0-9]*$/.test(intervalUs))
+        throw new Error(`BENCH_CPU_PROFILE_INTERVAL_US must be a positive integer (µs), got ${intervalUs}`)
+      args.push(`--cpu-prof-interval=${intervalUs}`)
+    }
     if (o.mode === 'legacy') args.push('--import', `${repo}bench/scenarios/legacy/register.ts`)
     args.push(`${repo}apps/video-api/src/main.ts`)
     const child = track(
