@@ -145,8 +145,8 @@ export class LiveCounts {
    * Starts the anonymous counts read of `itemId` now, for a caller that will need them after
    * another round trip (a video's L2 read or load): its {@link read} or {@link peek} then finds
    * them kept, or joins this read, instead of waiting a round trip of its own. Nothing is sent
-   * when fresh counts are kept, a read of them is in flight, or Redis cannot answer now (the
-   * PostgreSQL fallback is left to the read that needs it). Failures are left to that read.
+   * when fresh counts are kept, a read of them is in flight, or Redis cannot answer now; when the
+   * read fails, the fallback is not called: that is left to the read that needs the counts.
    * @throws {InvalidArgumentError} for an id that is not a positive 64-bit integer.
    */
   prefetch(itemId: string): void {
@@ -155,7 +155,9 @@ export class LiveCounts {
     if (entry !== undefined && this.fresh(entry, this.options.now())) return
     if (this.batcher.isInFlight(id) || this.fallback.loading(id)) return
     if (this.reader.unavailableNow(this.tracking?.established !== true) !== undefined) return
-    this.read([id]).catch(() => undefined)
+    // the Redis read alone (store() keeps its answer): the caller may yet be refused, so a failed
+    // read must not reach the fallback (PostgreSQL) on its behalf
+    Promise.all(this.batcher.request([id], undefined)).catch(() => undefined)
   }
 
   /**

@@ -214,6 +214,24 @@ describe('LiveCounts when Redis cannot answer', () => {
     }
   })
 
+  it('a prefetch Redis cannot answer calls no fallback: the read that needs the counts does', async () => {
+    await seedMembers(schema.db, 'likes', 11, [1, 2])
+    const live = layer()
+    await redis.del(interactions.keys.epoch())
+    try {
+      const calls = fallbackCalls.length
+      live.prefetch('11')
+      await until(() => live.stats.redisFailures === 1, { what: "the prefetch's failed Redis read" })
+      // its caller may yet be refused (video-api: a rate limit): PostgreSQL is not asked for it
+      expect(fallbackCalls.length).toBe(calls)
+      const read = await live.read(['11'])
+      expect(read.counts.get('11')).toMatchObject({ likes: 2, source: 'fallback', stale: true })
+      expect(fallbackCalls.slice(calls)).toEqual([['11']])
+    } finally {
+      await redis.set(interactions.keys.epoch(), 'e1')
+    }
+  })
+
   it('serves the last counts stale when the server is killed, with no fallback call', async () => {
     const live = layer()
     await interactions.setLiked('9', '50', true)
