@@ -19,6 +19,7 @@ import {
   type TestUser,
 } from './support/app.js'
 import { heldSource } from './support/held_source.js'
+import { dbQueries } from './support/metrics_text.js'
 
 // POST /admin/rebuild/bloom on real PostgreSQL and Redis. The filter is not built at start here:
 // only the admin route builds it, so what the gate answers afterwards is the route's doing.
@@ -31,12 +32,6 @@ const rebuild = (app: FastifyInstance, headers: Record<string, string> = {}) =>
 /** A Lua script that keeps Redis busy for `ms` (ms). */
 const busyLoop = (ms: number) =>
   `local s = redis.call('TIME') repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1e6 + n[2] - s[2] > ${ms * 1000} return 1`
-
-async function dbQueries(app: FastifyInstance): Promise<number> {
-  const match = /^db_queries_total (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)
-  if (!match) throw new Error('db_queries_total missing from /metrics')
-  return Number(match[1])
-}
 
 describe('POST /admin/rebuild/bloom (shared Redis)', () => {
   let t: TestApp

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LocalRedis, startLocalRedis } from '../src/redis/local_server.js'
 import { createTestApp, createVideo, registerUser, type TestApp } from './support/app.js'
+import { dbQueries } from './support/metrics_text.js'
 
 // A burst of GETs of ids that do not exist, on a private Redis (INFO commandstats counts this
 // app's commands only) with the service's default cache settings (10M-bit filter, 50 ms idle /
@@ -45,12 +46,6 @@ afterAll(async () => {
 
 const metrics = async () => (await app.inject({ method: 'GET', url: '/metrics' })).body
 
-async function dbQueries(): Promise<number> {
-  const match = /^db_queries_total (\d+)$/m.exec(await metrics())
-  if (!match) throw new Error('db_queries_total missing from /metrics')
-  return Number(match[1])
-}
-
 /** Calls per command since the last CONFIG RESETSTAT (`config` and `info` left out). */
 async function commandCalls(): Promise<Record<string, number>> {
   const calls: Record<string, number> = {}
@@ -78,7 +73,7 @@ describe('a burst of GETs of missing ids', () => {
     )
     expect((await app.inject({ method: 'GET', url: `/videos/${video.id}` })).statusCode).toBe(200)
 
-    const queriesBefore = await dbQueries()
+    const queriesBefore = await dbQueries(app)
     await (redis as Redis).config('RESETSTAT')
     const started = performance.now()
     const statuses = await Promise.all(
@@ -88,7 +83,7 @@ describe('a burst of GETs of missing ids', () => {
     )
     const burstMs = performance.now() - started
     const calls = await commandCalls()
-    const queries = (await dbQueries()) - queriesBefore
+    const queries = (await dbQueries(app)) - queriesBefore
     // keys of the burst's ids (the video read above has its own entry)
     const negativeKeys = (await redis.keys(`${prefix}:c:video:*8000*`)).length
     console.log('burst of missing ids', {

@@ -4,6 +4,7 @@ import type { RedisClient } from 'floodgate'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { VideoCacheSettings } from '../src/cache/settings.js'
 import { createTestApp, createVideo, registerUser, secondInstance, type TestApp } from './support/app.js'
+import { dbQueries } from './support/metrics_text.js'
 import { expectRateLimited } from './support/rate_limited.js'
 
 // GET /videos/:id goes on while Redis makes its rate-limit decision (`overlapsRateLimit`): the
@@ -32,19 +33,18 @@ afterAll(async () => {
   await t.close()
 })
 
-/** An instance with the cache on (settings) or off, limiting on `prefix` with {@link quotas} in exact mode. */
-function instance(prefix: string, cache: boolean | VideoCacheSettings): Promise<FastifyInstance> {
+/**
+ * An instance with the cache on (settings) or off, limiting on `prefix` with {@link quotas} in
+ * exact mode, once its start-up Bloom rebuild has settled (that rebuild reads PostgreSQL).
+ */
+async function instance(prefix: string, cache: boolean | VideoCacheSettings): Promise<FastifyInstance> {
   // failClosed answers 429 when Redis is slower than timeoutMs: roomy, so a loaded machine cannot fake a limit
-  return secondInstance(t, {
+  const app = await secondInstance(t, {
     cache,
     rateLimit: { prefix, quotas, fallback: 'failClosed', timeoutMs: 10_000, mode: 'exact' },
   })
-}
-
-async function dbQueries(app: FastifyInstance): Promise<number> {
-  const match = /^db_queries_total (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)
-  if (!match) throw new Error('db_queries_total missing from /metrics')
-  return Number(match[1])
+  await app.videoCache?.rebuilt
+  return app
 }
 
 /** Records the order in which `redis` sends commands and gets their replies (until `stop()`). */
