@@ -5,6 +5,7 @@ import { freePort, PrivateRedis, until } from '@floodgate/test-support'
 import { BloomFilter } from 'floodgate'
 import { Redis } from 'ioredis'
 import { fields } from '../../apps/video-api/src/config/fields.js'
+import { positiveIntegerEnv } from './env_integer.js'
 import { sleep, stop, track } from './processes.js'
 
 /** The three designs every scenario runs side by side. */
@@ -201,12 +202,8 @@ export class ModeDeployment {
     // BENCH_CPU_PROFILE_INTERVAL_US: its sampling interval (µs; V8's default 1000 costs the most CPU)
     const profileDir = process.env.BENCH_CPU_PROFILE_DIR
     if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}/${o.mode}`)
-    const intervalUs = process.env.BENCH_CPU_PROFILE_INTERVAL_US
-    if (profileDir && intervalUs !== undefined) {
-      if (!/^[1-9][0-9]*$/.test(intervalUs))
-        throw new Error(`BENCH_CPU_PROFILE_INTERVAL_US must be a positive integer (µs), got ${intervalUs}`)
-      args.push(`--cpu-prof-interval=${intervalUs}`)
-    }
+    const intervalUs = profileDir ? positiveIntegerEnv('BENCH_CPU_PROFILE_INTERVAL_US', 'µs') : undefined
+    if (intervalUs !== undefined) args.push(`--cpu-prof-interval=${intervalUs}`)
     if (o.mode === 'legacy') args.push('--import', `${repo}bench/scenarios/legacy/register.ts`)
     args.push(`${repo}apps/video-api/src/main.ts`)
     const child = track(

@@ -7,18 +7,12 @@
  * interaction writes use the older layout too (interactions.ts).
  */
 import type { Redis } from 'ioredis'
+import { positiveIntegerEnv } from '../env_integer.js'
 import { installOldInteractionWrites } from './interactions.js'
 import { LegacyCache } from './legacy_cache.js'
 import { LegacyVideoReader, type ReaderLike } from './legacy_reader.js'
 
-const envMs = (name: string, fallback: number): number => {
-  const text = process.env[name]
-  if (text === undefined) return fallback
-  const n = Number(text)
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new Error(`${name} must be a positive integer (ms), got ${text}`)
-  return n
-}
+const envMs = (name: string, fallback: number): number => positiveIntegerEnv(name, 'ms') ?? fallback
 
 ;(globalThis as Record<symbol, unknown>)[Symbol.for('video-api.readerWrapper')] = (
   reader: ReaderLike,
